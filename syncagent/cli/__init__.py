@@ -1,0 +1,1 @@
+"""The ``syncagent`` command line: one module per subcommand."""

@@ -1,0 +1,180 @@
+"""Build the control-plane binaries from pinned Go modules, cached outside the repo by version.
+
+``kube-apiserver`` and ``kube-controller-manager`` come from ``k8s.io/kubernetes`` (its staging
+modules pinned to the matching ``v0.X.Y`` tags), ``etcd`` from ``go.etcd.io/etcd/server/v3``.
+``KUBEBUILDER_ASSETS``, when set, names a folder that already holds all three (the envtest
+convention) and nothing is built.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncagent.devcluster import versions
+from syncagent.devcluster.gomod import GoModuleError, go_binary, module_dir
+
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
+_STAGING_REPLACE = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Binaries:
+    etcd: Path
+    kube_apiserver: Path
+    kube_controller_manager: Path
+
+    @classmethod
+    def in_dir(cls, folder: Path) -> Binaries:
+        return cls(
+            etcd=folder / "etcd",
+            kube_apiserver=folder / "kube-apiserver",
+            kube_controller_manager=folder / "kube-controller-manager",
+        )
+
+    def missing(self) -> list[Path]:
+        return [
+            p
+            for p in (self.etcd, self.kube_apiserver, self.kube_controller_manager)
+            if not os.access(p, os.X_OK)
+        ]
+
+
+def cache_root() -> Path:
+    """Where built binaries live: ``$SYNCAGENT_CACHE`` or the XDG cache, never the repo."""
+    explicit = os.environ.get("SYNCAGENT_CACHE")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "syncagent"
+
+
+def bin_dir() -> Path:
+    key = f"kubernetes-{versions.KUBERNETES}_etcd-{versions.ETCD}"
+    return cache_root() / "bin" / key
+
+
+def ensure_binaries(*, log: bool = True) -> Binaries:
+    """Return the three binaries, building the ones the cache lacks."""
+    assets = os.environ.get("KUBEBUILDER_ASSETS")
+    if assets:
+        found = Binaries.in_dir(Path(assets))
+        if found.missing():
+            raise GoModuleError(
+                f"KUBEBUILDER_ASSETS={assets}: missing {', '.join(map(str, found.missing()))}; "
+                "unset it to build the pinned binaries instead"
+            )
+        return found
+    target = bin_dir()
+    wanted = Binaries.in_dir(target)
+    if not wanted.missing():
+        return wanted
+    target.mkdir(parents=True, exist_ok=True)
+    # Several test processes may start at once; one builds, the others wait and reuse.
+    with (target.parent / f"{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_missing(wanted, target, log=log)
+    if wanted.missing():
+        raise GoModuleError(f"build finished but {wanted.missing()} are missing")
+    return wanted
+
+
+def _build_missing(wanted: Binaries, target: Path, *, log: bool) -> None:
+    if not os.access(wanted.etcd, os.X_OK):
+        _build(_etcd_module(), {"etcd": versions.ETCD_MODULE}, target, "etcd", log=log)
+    if not (
+        os.access(wanted.kube_apiserver, os.X_OK)
+        and os.access(wanted.kube_controller_manager, os.X_OK)
+    ):
+        _build(
+            _kubernetes_module(),
+            {
+                "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+                "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+            },
+            target,
+            "kubernetes",
+            ldflags=_kube_version_ldflags(),
+            log=log,
+        )
+
+
+def _kubernetes_module() -> str:
+    """A go.mod that requires k8s.io/kubernetes with its staging modules pinned by version."""
+    upstream = (module_dir(versions.KUBERNETES_MODULE, versions.KUBERNETES) / "go.mod").read_text()
+    staging = sorted(set(_STAGING_REPLACE.findall(upstream)))
+    pinned = versions.staging_version()
+    replaces = "\n".join(f"\t{m} => {m} {pinned}" for m in staging)
+    return (
+        f"module syncagent.local/build/kubernetes\n\ngo 1.25\n\n"
+        f"require {versions.KUBERNETES_MODULE} {versions.KUBERNETES}\n\n"
+        f"replace (\n{replaces}\n)\n"
+    )
+
+
+def _etcd_module() -> str:
+    # etcd's own go.mod replaces its sibling modules with relative paths, which only work in
+    # its repository; requiring them at the same tag does the same from the module proxy.
+    siblings = ("api/v3", "client/pkg/v3", "client/v3", "pkg/v3")
+    lines = [f"\t{versions.ETCD_MODULE} {versions.ETCD}"]
+    lines += [f"\tgo.etcd.io/etcd/{s} {versions.ETCD}" for s in siblings]
+    body = "\n".join(lines)
+    return f"module syncagent.local/build/etcd\n\ngo 1.25\n\nrequire (\n{body}\n)\n"
+
+
+def _kube_version_ldflags() -> str:
+    major, minor, _ = versions.KUBERNETES.removeprefix("v").split(".", 2)
+    pkg = "k8s.io/component-base/version"
+    return " ".join(
+        f"-X {pkg}.{k}={v}"
+        for k, v in {
+            "gitVersion": versions.KUBERNETES,
+            "gitMajor": major,
+            "gitMinor": minor,
+            "gitTreeState": "clean",
+        }.items()
+    )
+
+
+def _build(
+    gomod: str,
+    outputs: dict[str, str],
+    target: Path,
+    name: str,
+    *,
+    ldflags: str = "",
+    log: bool,
+) -> None:
+    workdir = cache_root() / "build" / f"{name}-{versions.KUBERNETES}-{versions.ETCD}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "go.mod").write_text(gomod)
+    imports = "\n".join(f'\t_ "{p}"' for p in outputs.values())
+    (workdir / "tools.go").write_text(
+        f"//go:build tools\n\npackage tools\n\nimport (\n{imports}\n)\n"
+    )
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod -buildvcs=false"}
+    _run([go_binary(), "mod", "tidy"], cwd=workdir, env=env, log=log)
+    flags = f"-s -w {ldflags}".strip()
+    for binary, package in outputs.items():
+        # One build per binary: ``-o`` names the file, and the build cache shares the packages.
+        out = target / f".{binary}.partial"
+        _run(
+            [go_binary(), "build", "-trimpath", f"-ldflags={flags}", "-o", str(out), package],
+            cwd=workdir,
+            env=env,
+            log=log,
+        )
+        out.rename(target / binary)
+
+
+def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], log: bool) -> None:
+    if log:
+        print(f"dev-cluster: {' '.join(cmd[1:3])} in {cwd}", file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise GoModuleError(f"{' '.join(cmd)} failed in {cwd}:\n{proc.stderr.strip()[-4000:]}")

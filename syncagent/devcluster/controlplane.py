@@ -1,0 +1,349 @@
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager.
+
+The API server runs with client-certificate authentication, RBAC, ServiceAccount token signing
+and the ``OwnerReferencesPermissionEnforcement`` admission plugin. The controller manager runs
+only the garbage collector and the namespace controller, so owner references cascade and
+namespaces finish deleting as on a real cluster, while nothing else acts on workloads.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx2
+import orjson
+import yaml
+
+from syncagent.devcluster import crds, pki, procs, versions
+from syncagent.devcluster.build import Binaries, ensure_binaries
+
+FIELD_MANAGER = "syncagent/dev-cluster"
+_STARTUP_DEADLINE = 180.0
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane did not come up; the message names the component and its log."""
+
+
+class ControlPlane:
+    """Start with ``start()`` or ``with ControlPlane(...) as cp:``; ``stop()`` leaves nothing behind."""
+
+    def __init__(
+        self,
+        *,
+        lws_version: str = versions.DEFAULT_LWS,
+        extra_crds: Iterable[Path] = (),
+        workdir: Path | None = None,
+        binaries: Binaries | None = None,
+    ) -> None:
+        if lws_version not in versions.LWS_VERSIONS:
+            raise ValueError(f"lws_version {lws_version!r} is not one of {versions.LWS_VERSIONS}")
+        self.lws_version = lws_version
+        self.extra_crds = list(extra_crds)
+        self._own_workdir = workdir is None
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="syncagent-cp-"))
+        self._binaries = binaries
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self.server = ""
+        self.version = ""
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.pki: pki.Pki | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> ControlPlane:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        # Reverse order: the controller manager and API server go before their storage.
+        while self._procs:
+            procs.stop(self._procs.pop())
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs]
+
+    def _start(self) -> None:
+        binaries = self._binaries or ensure_binaries()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.pki = pki.generate(self.workdir / "pki")
+        etcd_url = self._start_etcd(binaries)
+        port = _free_port()
+        self.server = f"https://127.0.0.1:{port}"
+        self._start_apiserver(binaries, etcd_url=etcd_url, port=port)
+        self._write_kubeconfig()
+        with self._http() as http:
+            _poll(
+                lambda: _ok(http, "/readyz"),
+                what="kube-apiserver /readyz",
+                log=self._log("kube-apiserver"),
+            )
+            self.version = http.get("/version").json()["gitVersion"]
+            kinds = self._install_crds(http)
+            self._start_controller_manager(binaries)
+            _poll(
+                lambda: self._owner_refs_admitted(http, kinds),
+                what="blockOwnerDeletion admission for every installed custom resource",
+                log=self._log("kube-apiserver"),
+            )
+
+    # -- components --------------------------------------------------------------------------
+
+    def _log(self, name: str) -> Path:
+        return self.workdir / f"{name}.log"
+
+    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+        proc = procs.spawn(cmd, log=self._log(name))
+        self._procs.append(proc)
+        return proc
+
+    def _start_etcd(self, binaries: Binaries) -> str:
+        client, peer = _free_port(), _free_port()
+        url = f"http://127.0.0.1:{client}"
+        self._spawn(
+            "etcd",
+            [
+                str(binaries.etcd),
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={url}",
+                f"--advertise-client-urls={url}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-cluster=default=http://127.0.0.1:{peer}",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+        )
+        with httpx2.Client(base_url=url, timeout=2.0) as http:
+            _poll(lambda: _ok(http, "/health"), what="etcd /health", log=self._log("etcd"))
+        return url
+
+    def _start_apiserver(self, binaries: Binaries, *, etcd_url: str, port: int) -> None:
+        assert self.pki is not None
+        p = self.pki
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(binaries.kube_apiserver),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--tls-cert-file={p.serving_cert}",
+                f"--tls-private-key-file={p.serving_key}",
+                f"--client-ca-file={p.ca_cert}",
+                "--authorization-mode=RBAC",
+                "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+                f"--service-account-key-file={p.sa_pub}",
+                f"--service-account-signing-key-file={p.sa_key}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=true",
+                "--disable-admission-plugins=ServiceAccount",
+                "--v=1",
+            ],
+        )
+
+    def _start_controller_manager(self, binaries: Binaries) -> None:
+        assert self.pki is not None
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(binaries.kube_controller_manager),
+                f"--kubeconfig={self.kubeconfig}",
+                "--controllers=garbage-collector-controller,namespace-controller",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--concurrent-gc-syncs=20",
+                "--v=1",
+            ],
+        )
+
+    def _write_kubeconfig(self) -> None:
+        assert self.pki is not None
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "syncagent-dev",
+                    "cluster": {
+                        "server": self.server,
+                        "certificate-authority": str(self.pki.ca_cert),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate": str(self.pki.admin_cert),
+                        "client-key": str(self.pki.admin_key),
+                    },
+                }
+            ],
+            "contexts": [
+                {"name": "syncagent-dev", "context": {"cluster": "syncagent-dev", "user": "admin"}}
+            ],
+            "current-context": "syncagent-dev",
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config))
+
+    # -- API helpers -------------------------------------------------------------------------
+
+    def _http(self, *, timeout: float = 30.0) -> httpx2.Client:
+        assert self.pki is not None
+        return httpx2.Client(
+            base_url=self.server,
+            verify=str(self.pki.ca_cert),
+            cert=(str(self.pki.admin_cert), str(self.pki.admin_key)),
+            timeout=timeout,
+        )
+
+    def crd_paths(self) -> list[Path]:
+        return [*crds.lws_crds(self.lws_version), *crds.grove_crds(), *self.extra_crds]
+
+    def _install_crds(self, http: httpx2.Client) -> list[dict[str, Any]]:
+        """Apply every CRD, wait until all are Established, return one sample kind per CRD."""
+        docs = [doc for path in self.crd_paths() for doc in _load_yaml(path) if doc]
+        for doc in docs:
+            name = doc["metadata"]["name"]
+            resp = http.patch(
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
+                params={"fieldManager": FIELD_MANAGER, "force": "true"},
+                content=orjson.dumps(doc),
+                headers={"Content-Type": "application/apply-patch+yaml"},
+            )
+            if resp.status_code >= 300:
+                raise ControlPlaneError(f"CustomResourceDefinition/{name}: {resp.text[:2000]}")
+        for doc in docs:
+            name = doc["metadata"]["name"]
+            _poll(lambda n=name: _established(http, n), what=f"CRD {name} Established", log=None)
+        return [_sample_kind(doc) for doc in docs]
+
+    def _owner_refs_admitted(self, http: httpx2.Client, kinds: list[dict[str, Any]]) -> bool:
+        # Admission's REST mapper learns new types only on its periodic reset; a dry-run create
+        # with blockOwnerDeletion fails until then, and so would the tests' first owner refs.
+        for kind in kinds:
+            probe = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "generateName": "owner-probe-",
+                    "ownerReferences": [
+                        {
+                            **kind,
+                            "name": "probe",
+                            "uid": "00000000-0000-0000-0000-000000000001",
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+            }
+            resp = http.post(
+                "/api/v1/namespaces/default/configmaps", params={"dryRun": "All"}, json=probe
+            )
+            if resp.status_code != 201:
+                return False
+        return True
+
+    def token_for(self, *, namespace: str, service_account: str, seconds: int = 3600) -> str:
+        """A bound token of ``namespace/service_account`` (created if missing)."""
+        with self._http() as http:
+            sa = {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": service_account},
+            }
+            http.post(f"/api/v1/namespaces/{namespace}/serviceaccounts", json=sa)
+            resp = http.post(
+                f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
+                json={
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "kind": "TokenRequest",
+                    "spec": {"expirationSeconds": seconds},
+                },
+            )
+            resp.raise_for_status()
+            return str(resp.json()["status"]["token"])
+
+    def describe(self) -> str:
+        return f"kube-apiserver {self.version} at {self.server} (LWS/DS CRDs {self.lws_version})"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ok(http: httpx2.Client, path: str) -> bool:
+    try:
+        return http.get(path).status_code == 200
+    except httpx2.TransportError:
+        return False
+
+
+def _established(http: httpx2.Client, name: str) -> bool:
+    resp = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    conditions = (
+        resp.json().get("status", {}).get("conditions", []) if resp.status_code == 200 else []
+    )
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+
+def _sample_kind(crd: dict[str, Any]) -> dict[str, str]:
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+    return {"apiVersion": f"{spec['group']}/{version}", "kind": spec["names"]["kind"]}
+
+
+def _load_yaml(path: Path) -> Sequence[dict[str, Any]]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with path.open() as f:
+        return list(yaml.load_all(f, Loader=loader))
+
+
+def _poll(
+    check: Callable[[], bool], *, what: str, log: Path | None, deadline: float = _STARTUP_DEADLINE
+) -> None:
+    end = time.monotonic() + deadline
+    delay = 0.05
+    while time.monotonic() < end:
+        if check():
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+    tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+    raise ControlPlaneError(f"timed out after {deadline:.0f}s waiting for {what}\n{tail}")

@@ -1,0 +1,154 @@
+"""Fixtures shared by every tier.
+
+Cluster tests (``tests/cluster/``) get a real control plane per LWS version, started lazily on
+first use and stopped when the session ends; each test gets its own namespace. A skipped test
+fails the run: CI must never pass on tests that did not execute.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from lightkube import AsyncClient, Client, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Namespace
+
+from syncagent.devcluster import ControlPlane, ensure_binaries, versions
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_MANAGER = "syncagent-tests"
+
+
+def our_crds() -> list[Path]:
+    return sorted((REPO / "crds").glob("*.yaml"))
+
+
+class ControlPlanes:
+    """One control plane per LWS version (a server cannot hold two versions of a CRD)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        self._planes: dict[str, ControlPlane] = {}
+        self.descriptions: list[str] = []
+
+    def get(self, lws_version: str) -> ControlPlane:
+        if lws_version not in self._planes:
+            plane = ControlPlane(lws_version=lws_version, extra_crds=our_crds())
+            plane.start()
+            self._planes[lws_version] = plane
+            self.descriptions.append(plane.describe())
+            self._say(f"control plane up: {plane.describe()}")
+        return self._planes[lws_version]
+
+    def stop_all(self) -> None:
+        while self._planes:
+            _, plane = self._planes.popitem()
+            plane.stop()
+
+    def _say(self, line: str) -> None:
+        reporter = self._config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def control_planes(pytestconfig: pytest.Config) -> Iterator[ControlPlanes]:
+    planes = ControlPlanes(pytestconfig)
+    pytestconfig.stash[_PLANES] = planes
+    try:
+        yield planes
+    finally:
+        planes.stop_all()
+
+
+@pytest.fixture
+def control_plane(request: pytest.FixtureRequest, control_planes: ControlPlanes) -> ControlPlane:
+    marker = request.node.get_closest_marker("lws")
+    version = marker.args[0] if marker else versions.DEFAULT_LWS
+    return control_planes.get(version)
+
+
+@pytest.fixture
+def kubeconfig(control_plane: ControlPlane) -> KubeConfig:
+    return KubeConfig.from_file(str(control_plane.kubeconfig))
+
+
+@pytest.fixture
+def client(kubeconfig: KubeConfig) -> Iterator[Client]:
+    c = Client(config=kubeconfig, field_manager=TEST_MANAGER)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+async def async_client(kubeconfig: KubeConfig) -> AsyncIterator[AsyncClient]:
+    c = AsyncClient(config=kubeconfig, field_manager=TEST_MANAGER)
+    yield c
+    await c.close()
+
+
+@pytest.fixture
+def namespace(kubeconfig: KubeConfig) -> Iterator[str]:
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    with Client(config=kubeconfig, field_manager=TEST_MANAGER) as c:
+        c.create(Namespace(metadata=ObjectMeta(name=name, labels={"syncagent-test": "true"})))
+    yield name
+    with Client(config=kubeconfig, field_manager=TEST_MANAGER) as c:
+        c.delete(Namespace, name)
+
+
+# -- run-wide policy -------------------------------------------------------------------------
+
+_PLANES = pytest.StashKey[ControlPlanes]()
+_skipped: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cluster_dir = REPO / "tests" / "cluster"
+    for item in items:
+        if cluster_dir in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.cluster)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Build (or find) the binaries before any test runs, outside every per-test timeout: a cold
+    # build of kube-apiserver takes many minutes.
+    if any(item.get_closest_marker("cluster") for item in session.items):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        started = time.monotonic()
+        binaries = ensure_binaries()
+        if reporter is not None:
+            reporter.write_line(
+                f"control-plane binaries ready in {time.monotonic() - started:.1f}s: "
+                f"{binaries.kube_apiserver.parent}"
+            )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _skipped and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skipped:
+        terminalreporter.write_line(
+            f"FAILED: {len(_skipped)} test(s) skipped; a skipped test counts as a failure here",
+            red=True,
+        )
+    planes = terminalreporter.config.stash.get(_PLANES, None)
+    for description in planes.descriptions if planes else []:
+        terminalreporter.write_line(f"ran against {description}")
