@@ -1,0 +1,74 @@
+"""Pure parts of the test control plane: pins, vendored CRDs, generated build modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syncagent.devcluster import build, crds, versions
+
+
+def test_staging_modules_follow_the_kubernetes_minor() -> None:
+    assert versions.staging_version("v1.36.3") == "v0.36.3"
+
+
+@pytest.mark.parametrize("name", sorted(crds.VENDORED_SHA256))
+def test_vendored_crds_are_the_pinned_upstream_blobs(name: str) -> None:
+    assert crds.sha256(crds.vendored_path(name)) == crds.VENDORED_SHA256[name]
+
+
+def test_kubernetes_build_module_pins_every_staging_replace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "go.mod").write_text(
+        "module k8s.io/kubernetes\n\nreplace (\n"
+        "\tk8s.io/api => ./staging/src/k8s.io/api\n"
+        "\tk8s.io/client-go => ./staging/src/k8s.io/client-go\n)\n"
+    )
+    monkeypatch.setattr(build, "module_dir", lambda module, version: tmp_path)
+    gomod = build._kubernetes_module()
+    assert f"require k8s.io/kubernetes {versions.KUBERNETES}" in gomod
+    staging = versions.staging_version()
+    assert f"k8s.io/api => k8s.io/api {staging}" in gomod
+    assert f"k8s.io/client-go => k8s.io/client-go {staging}" in gomod
+
+
+def test_etcd_build_module_requires_siblings_at_the_same_tag() -> None:
+    gomod = build._etcd_module()
+    for sibling in ("api/v3", "client/pkg/v3", "client/v3", "pkg/v3", "server/v3"):
+        assert f"go.etcd.io/etcd/{sibling} {versions.ETCD}" in gomod
+
+
+def test_binaries_are_cached_by_version_outside_the_repo(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SYNCAGENT_CACHE", str(tmp_path))
+    folder = build.bin_dir()
+    assert folder.parent.parent == tmp_path
+    assert versions.KUBERNETES in folder.name
+    assert versions.ETCD in folder.name
+
+
+def test_kubebuilder_assets_are_used_as_they_are(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in build.BINARIES:
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
+    assert build.ensure_binaries() == build.Binaries.in_dir(tmp_path)
+
+
+def test_incomplete_kubebuilder_assets_are_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
+    with pytest.raises(build.GoModuleError, match="KUBEBUILDER_ASSETS"):
+        build.ensure_binaries()
+
+
+def test_version_ldflags_stamp_the_pinned_release() -> None:
+    flags = build._kube_version_ldflags()
+    assert f"gitVersion={versions.KUBERNETES}" in flags
+    assert "gitMinor=36" in flags
