@@ -18,7 +18,7 @@ from syncagent import __version__
 from syncagent.cli.errors import UserError
 
 # Each module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-SUBCOMMANDS: tuple[str, ...] = ("devcluster",)
+SUBCOMMANDS: tuple[str, ...] = ("devcluster", "render", "convert", "crds")
 
 EPILOG = """exit codes:
   0  success (plan: no changes)

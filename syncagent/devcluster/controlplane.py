@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -220,12 +221,9 @@ class ControlPlane:
 
     def _http(self, *, timeout: float = 30.0) -> httpx2.Client:
         assert self.pki is not None
-        return httpx2.Client(
-            base_url=self.server,
-            verify=str(self.pki.ca_cert),
-            cert=(str(self.pki.admin_cert), str(self.pki.admin_key)),
-            timeout=timeout,
-        )
+        tls = ssl.create_default_context(cafile=str(self.pki.ca_cert))
+        tls.load_cert_chain(str(self.pki.admin_cert), str(self.pki.admin_key))
+        return httpx2.Client(base_url=self.server, verify=tls, timeout=timeout)
 
     def crd_paths(self) -> list[Path]:
         return [*crds.lws_crds(self.lws_version), *crds.grove_crds(), *self.extra_crds]
@@ -246,6 +244,9 @@ class ControlPlane:
         for doc in docs:
             name = doc["metadata"]["name"]
             _poll(lambda n=name: _established(http, n), what=f"CRD {name} Established", log=None)
+            # Established comes before the resource's watch cache is ready; until then lists
+            # answer 429 "storage is (re)initializing".
+            _poll(lambda d=doc: _ok(http, _list_path(d)), what=f"{name} listable", log=None)
         return [_sample_kind(doc) for doc in docs]
 
     def _owner_refs_admitted(self, http: httpx2.Client, kinds: list[dict[str, Any]]) -> bool:
@@ -321,6 +322,12 @@ def _established(http: httpx2.Client, name: str) -> bool:
         resp.json().get("status", {}).get("conditions", []) if resp.status_code == 200 else []
     )
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+
+def _list_path(crd: dict[str, Any]) -> str:
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+    return f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
 
 
 def _sample_kind(crd: dict[str, Any]) -> dict[str, str]:
