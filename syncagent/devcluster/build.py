@@ -104,6 +104,38 @@ def _build_missing(wanted: Binaries, target: Path, *, log: bool) -> None:
         )
 
 
+def ensure_helm(*, log: bool = True) -> Path:
+    """The pinned ``helm`` binary, built with ``go install`` (its module has no replace lines)."""
+    target = cache_root() / "bin" / f"helm-{versions.HELM}"
+    helm = target / "helm"
+    if os.access(helm, os.X_OK):
+        return helm
+    target.mkdir(parents=True, exist_ok=True)
+    with (target.parent / f"{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.access(helm, os.X_OK):
+            env = {
+                **os.environ,
+                "CGO_ENABLED": "0",
+                "GOBIN": str(target),
+                "GOFLAGS": "-buildvcs=false",
+            }
+            version_flag = f"-X helm.sh/helm/v3/internal/version.version={versions.HELM}"
+            _run(
+                [
+                    go_binary(),
+                    "install",
+                    "-trimpath",
+                    f"-ldflags=-s -w {version_flag}",
+                    f"{versions.HELM_MODULE}/cmd/helm@{versions.HELM}",
+                ],
+                cwd=Path(os.environ.get("TMPDIR", "/tmp")),
+                env=env,
+                log=log,
+            )
+    return helm
+
+
 def _kubernetes_module() -> str:
     """A go.mod that requires k8s.io/kubernetes with its staging modules pinned by version."""
     upstream = (module_dir(versions.KUBERNETES_MODULE, versions.KUBERNETES) / "go.mod").read_text()

@@ -1,0 +1,46 @@
+"""The DynamoCheckpoint object: read only, as the checkpoint readiness source (spec/api.md §2.3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from syncagent.api.base import KubeModel, mark_set
+from syncagent.api.meta import ObjectMeta
+
+CHECKPOINT_API_VERSION = "nvidia.com/v1alpha1"
+CHECKPOINT_KIND = "DynamoCheckpoint"
+CHECKPOINT_PLURAL = "dynamocheckpoints"
+CHECKPOINT_SHORT_NAME = "dckpt"
+
+CheckpointPhase = Literal["Pending", "Creating", "Ready", "Failed"]
+
+
+class DynamoCheckpointStatus(KubeModel):
+    phase: str | None = None
+
+
+class DynamoCheckpoint(KubeModel):
+    """``nvidia.com/v1alpha1`` DynamoCheckpoint; ``spec`` is not interpreted."""
+
+    api_version: str = CHECKPOINT_API_VERSION
+    kind: str = CHECKPOINT_KIND
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: dict[str, Any] | None = None
+    status: DynamoCheckpointStatus | None = None
+
+    @model_validator(mode="after")
+    def _always_emit_type(self) -> DynamoCheckpoint:
+        mark_set(self, "api_version", "kind")
+        return self
+
+    @property
+    def ready(self) -> bool:
+        """Ready iff ``status.phase == "Ready"``."""
+        return self.status is not None and self.status.phase == "Ready"
+
+
+def checkpoint_ready(checkpoint: DynamoCheckpoint | None) -> bool:
+    """A missing checkpoint (or missing API) is not ready."""
+    return checkpoint is not None and checkpoint.ready

@@ -1,0 +1,152 @@
+"""Parse YAML/JSON manifests into models, with one-line errors for the CLI.
+
+Skip rule: in a multi-document stream only ``DynamoGraphDeployment`` and
+``DynamoComponentDeployment`` documents of group ``nvidia.com`` are parsed; every other
+document (ConfigMap, PVC, ...) is skipped. A v1alpha1 DGD/DCD is an error that points to
+``syncagent convert``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from syncagent.api.component import API_VERSION, DCD_KIND, GROUP, DynamoComponentDeployment
+from syncagent.api.graph import DGD_KIND, DynamoGraphDeployment
+
+OURS = (DGD_KIND, DCD_KIND)
+
+
+class LoadError(ValueError):
+    """Input that cannot be read or parsed; the message is one line and names the problem."""
+
+
+def read_input(path: str) -> str:
+    """The text of ``path``, or of stdin for ``-``."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LoadError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise LoadError(f"{path}: cannot read: {err}") from None
+
+
+def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
+    """Every non-empty document of a YAML (or JSON) stream, each a mapping."""
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as err:
+        raise LoadError(f"{source}: not valid YAML: {_yaml_problem(err)}") from None
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise LoadError(
+                f"{source}: document {i + 1} is a {type(doc).__name__}, not a Kubernetes object"
+            )
+    return docs
+
+
+def object_ref(doc: dict[str, Any], *, namespace: str | None = None) -> str:
+    """``Kind/namespace/name`` of a raw document (``?`` for what is missing)."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    ns = meta.get("namespace") or namespace or "default"
+    return f"{doc.get('kind') or '?'}/{ns}/{meta.get('name') or '?'}"
+
+
+def is_ours(doc: dict[str, Any]) -> bool:
+    """A DGD or DCD of our group, any version."""
+    api_version = str(doc.get("apiVersion") or "")
+    return doc.get("kind") in OURS and api_version.split("/")[0] == GROUP
+
+
+def parse_object(
+    doc: dict[str, Any], *, source: str = "-"
+) -> DynamoGraphDeployment | DynamoComponentDeployment:
+    """One DGD or DCD document as a model; LoadError names the object and the field."""
+    _require_kind(doc, source=source)
+    ref = object_ref(doc)
+    if doc.get("apiVersion") != API_VERSION:
+        raise LoadError(
+            f"{ref}: apiVersion {doc.get('apiVersion')} is not supported; convert it with "
+            f"`syncagent convert -f {source}` (to {API_VERSION})"
+        )
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        raise LoadError(f"{ref}: metadata.name: required; give the object a name")
+    model = DynamoGraphDeployment if doc["kind"] == DGD_KIND else DynamoComponentDeployment
+    try:
+        return model.model_validate(doc)
+    except ValidationError as err:
+        raise LoadError(f"{ref}: {validation_summary(err)}") from None
+
+
+def load_objects(
+    text: str, *, source: str = "-"
+) -> list[DynamoGraphDeployment | DynamoComponentDeployment]:
+    """Every DGD and DCD of a stream, in order; other documents are skipped."""
+    docs = load_documents(text, source=source)
+    for doc in docs:
+        _require_kind(doc, source=source)
+    found = [parse_object(d, source=source) for d in docs if is_ours(d)]
+    if not found:
+        kinds = ", ".join(sorted({str(d.get("kind")) for d in docs})) or "none"
+        raise LoadError(
+            f"{source}: no {DGD_KIND} or {DCD_KIND} ({API_VERSION}) found (kinds found: {kinds})"
+        )
+    return found
+
+
+def load_graphs(text: str, *, source: str = "-") -> list[DynamoGraphDeployment]:
+    """Every DGD of a stream; a stream without one is an error."""
+    graphs = [o for o in load_objects(text, source=source) if isinstance(o, DynamoGraphDeployment)]
+    if not graphs:
+        raise LoadError(f"{source}: no {DGD_KIND} ({API_VERSION}) found")
+    return graphs
+
+
+def validation_summary(err: ValidationError, *, limit: int = 3) -> str:
+    """Pydantic errors as ``<json path>: <message>`` items joined with ``"; "``."""
+    parts = [f"{_loc_path(e['loc'])}: {_message(e)}" for e in err.errors()[:limit]]
+    more = err.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def _require_kind(doc: dict[str, Any], *, source: str) -> None:
+    for field in ("apiVersion", "kind"):
+        if not isinstance(doc.get(field), str) or not doc[field]:
+            raise LoadError(
+                f"{object_ref(doc)} in {source}: {field}: required; every document needs "
+                "apiVersion and kind"
+            )
+
+
+def _loc_path(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "literal[", "union[")):
+            continue  # pydantic's internal union/validator branch names
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(root)"
+
+
+def _message(error: Any) -> str:
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"]).replace("\n", " ")
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark else problem

@@ -1,0 +1,83 @@
+"""Pure rendering: from a graph (wire-form dicts) to typed apply models. No I/O.
+
+Public names:
+
+- :class:`Rendered` (``manager, api_version, kind, name, namespace, body, owner, shared``),
+  :class:`OwnerRef`, :class:`RenderError` (``message``, ``reason``), ``PLACEHOLDER_UID``.
+- Inputs: :class:`Environment` (namespace facts: discovery backend, pull Secrets, labelled
+  ServiceAccounts, checkpoint readiness), :class:`PullSecret`, :class:`ComponentSource` (one DCD
+  as the workload renderer sees it), :class:`GraphLive` (live values DCD generation keeps).
+- DGD -> DCD: :func:`generate_dcds`, :func:`generate_dcd`, :func:`detect_backend`,
+  :func:`source_of` (from a rendered DCD), :func:`source_of_object` (from a live DCD),
+  :func:`source_for_component` (a graph's component, for the DisaggregatedSet pathway).
+- Pods and workloads: :func:`pod_template`, :func:`leader_worker_templates` (the one source of
+  leader/worker templates, shared with the DisaggregatedSet pathway), :func:`deployment`,
+  :func:`leader_worker_set`.
+- Services and identity: :func:`component_service`, :func:`component_selector`,
+  :func:`model_service`, :func:`discovery_identity`.
+- Whole programs: :func:`render_component` (one DCD), :func:`render_graph` (Component pathway),
+  :func:`render_standalone` (a DCD without a graph).
+- Names: see :mod:`syncagent.render.naming` (``trunc_with_hash``, ``hash8``, ...).
+"""
+
+from syncagent.render.component import (
+    ComponentObjects,
+    render_component,
+    render_graph,
+    render_standalone,
+)
+from syncagent.render.dcd import (
+    GraphLive,
+    detect_backend,
+    generate_dcd,
+    generate_dcds,
+    graph_owner,
+    source_for_component,
+    source_of,
+    source_of_object,
+)
+from syncagent.render.deployment import deployment
+from syncagent.render.identity import discovery_identity
+from syncagent.render.inputs import (
+    ComponentSource,
+    Environment,
+    PullSecret,
+    is_legacy_worker,
+    workload_type,
+)
+from syncagent.render.lws import leader_worker_set, leader_worker_templates
+from syncagent.render.model import PLACEHOLDER_UID, OwnerRef, Rendered, RenderError
+from syncagent.render.podtemplate import pod_template
+from syncagent.render.services import component_selector, component_service, model_service
+
+__all__ = [
+    "PLACEHOLDER_UID",
+    "ComponentObjects",
+    "ComponentSource",
+    "Environment",
+    "GraphLive",
+    "OwnerRef",
+    "PullSecret",
+    "RenderError",
+    "Rendered",
+    "component_selector",
+    "component_service",
+    "deployment",
+    "detect_backend",
+    "discovery_identity",
+    "generate_dcd",
+    "generate_dcds",
+    "graph_owner",
+    "is_legacy_worker",
+    "leader_worker_set",
+    "leader_worker_templates",
+    "model_service",
+    "pod_template",
+    "render_component",
+    "render_graph",
+    "render_standalone",
+    "source_for_component",
+    "source_of",
+    "source_of_object",
+    "workload_type",
+]

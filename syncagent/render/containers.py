@@ -1,0 +1,148 @@
+"""Defaults of the ``main`` container (rendering.md §2), applied only where the user left a gap."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+MAIN = "main"
+FRONTEND_PORT = 8000
+SYSTEM_PORT = 9090
+NIXL_PORT = 19090
+
+
+def _http_probe(path: str, port: str, **timing: int) -> dict[str, Any]:
+    return {"httpGet": {"path": path, "port": port}, **timing}
+
+
+FRONTEND_PROBES: dict[str, dict[str, Any]] = {
+    "livenessProbe": _http_probe(
+        "/live",
+        "http",
+        initialDelaySeconds=15,
+        periodSeconds=10,
+        timeoutSeconds=1,
+        failureThreshold=3,
+    ),
+    "readinessProbe": _http_probe(
+        "/health",
+        "http",
+        initialDelaySeconds=10,
+        periodSeconds=10,
+        timeoutSeconds=3,
+        failureThreshold=3,
+    ),
+}
+WORKER_PROBES: dict[str, dict[str, Any]] = {
+    "livenessProbe": _http_probe(
+        "/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1
+    ),
+    "readinessProbe": _http_probe(
+        "/health", "system", periodSeconds=10, timeoutSeconds=4, failureThreshold=3
+    ),
+    "startupProbe": _http_probe(
+        "/live", "system", periodSeconds=10, timeoutSeconds=5, failureThreshold=720
+    ),
+}
+
+WORKER_ENV = {
+    "DYN_SYSTEM_ENABLED": "true",
+    "DYN_SYSTEM_PORT": str(SYSTEM_PORT),
+    "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]',
+    "DYN_HEALTH_CHECK_ENABLED": "false",
+    "DYN_FORWARDPASS_METRIC_PORT": "20380",
+    "NIXL_TELEMETRY_ENABLE": "n",
+    "NIXL_TELEMETRY_EXPORTER": "prometheus",
+    "NIXL_TELEMETRY_PROMETHEUS_PORT": str(NIXL_PORT),
+}
+
+
+def _port(name: str, number: int) -> dict[str, Any]:
+    return {"name": name, "containerPort": number, "protocol": "TCP"}
+
+
+def _field_env(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+@dataclass(frozen=True, slots=True)
+class MainDefaults:
+    """Everything the renderer may add to ``main``; each piece only fills a gap."""
+
+    command: tuple[str, ...]
+    args: tuple[str, ...] = ()
+    env: tuple[dict[str, Any], ...] = ()
+    ports: tuple[dict[str, Any], ...] = ()
+    probes: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultsInput:
+    component_type: str
+    workload_type: str
+    dynamo_namespace: str
+    parent: str
+    namespace: str
+    discovery_backend: str
+    probes: bool  # role main or leader
+    vllm_grove: bool  # a vLLM worker on the Grove pathway
+
+
+def main_defaults(inp: DefaultsInput) -> MainDefaults:
+    env: list[dict[str, Any]] = [
+        {"name": "DYN_NAMESPACE", "value": inp.dynamo_namespace},
+        {"name": "DYN_COMPONENT", "value": inp.workload_type},
+        {"name": "DYN_PARENT_DGD_K8S_NAME", "value": inp.parent},
+        {"name": "DYN_PARENT_DGD_K8S_NAMESPACE", "value": inp.namespace},
+        {"name": "DYN_DISCOVERY_BACKEND", "value": inp.discovery_backend},
+        _field_env("POD_NAME", "metadata.name"),
+        _field_env("POD_NAMESPACE", "metadata.namespace"),
+        _field_env("POD_UID", "metadata.uid"),
+    ]
+    if inp.component_type == "frontend":
+        env += [
+            {"name": "DYNAMO_PORT", "value": str(FRONTEND_PORT)},
+            {"name": "DYN_HTTP_PORT", "value": str(FRONTEND_PORT)},
+            {"name": "DYN_NAMESPACE_PREFIX", "value": inp.dynamo_namespace},
+        ]
+        return MainDefaults(
+            command=("python3",),
+            args=("-m", "dynamo.frontend"),
+            env=tuple(env),
+            ports=(_port("http", FRONTEND_PORT),),
+            probes=tuple(FRONTEND_PROBES.items()),
+        )
+    if inp.component_type in ("worker", "prefill", "decode"):
+        env += [{"name": k, "value": v} for k, v in WORKER_ENV.items()]
+        if inp.vllm_grove:
+            env.append(_field_env("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
+        return MainDefaults(
+            command=("/bin/sh", "-c"),
+            env=tuple(env),
+            ports=(_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)),
+            probes=tuple(WORKER_PROBES.items()) if inp.probes else (),
+        )
+    return MainDefaults(command=("/bin/sh", "-c"), env=tuple(env))
+
+
+def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> dict[str, Any]:
+    """``container`` with every default whose field or entry the user left unset."""
+    out = dict(container)
+    if not out.get("command"):
+        out["command"] = list(defaults.command)
+    if not out.get("args") and defaults.args:
+        out["args"] = list(defaults.args)
+    user_env = list(out.get("env") or [])
+    have = {e.get("name") for e in user_env}
+    missing = sorted((e for e in defaults.env if e["name"] not in have), key=lambda e: e["name"])
+    if user_env or missing:
+        out["env"] = user_env + [dict(e) for e in missing]
+    user_ports = list(out.get("ports") or [])
+    named = {p.get("name") for p in user_ports}
+    extra_ports = [dict(p) for p in defaults.ports if p["name"] not in named]
+    if user_ports or extra_ports:
+        out["ports"] = user_ports + extra_ports
+    for field, probe in defaults.probes:
+        out.setdefault(field, copy.deepcopy(probe))
+    return out

@@ -1,0 +1,308 @@
+"""DGD -> DCD generation (rendering.md §1)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fieldmanagers import components as components_manager
+from syncagent.render import labels as L
+from syncagent.render.containers import MAIN
+from syncagent.render.inputs import (
+    DCD_KIND,
+    DGD_API_VERSION,
+    DGD_KIND,
+    WORKER_TYPES,
+    ComponentSource,
+    Environment,
+)
+from syncagent.render.model import OwnerRef, Rendered, RenderError, build
+from syncagent.render.naming import dcd_name, dynamo_namespace
+
+BACKENDS = ("vllm", "sglang", "trtllm")
+_BACKEND_PATTERN = re.compile(r"dynamo\.(vllm|sglang|trtllm)")
+PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
+# Upstream bookkeeping we never write (rendering.md §1).
+_NEVER_LABELS = (L.WORKER_HASH,)
+_NEVER_ANNOTATIONS = (
+    L.ORIGIN_VERSION,
+    "nvidia.com/current-worker-hash",
+    "nvidia.com/current-worker-hash-v2",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphLive:
+    """Live values DCD generation keeps (rendering.md §1 steps 1 and 4).
+
+    Keys are component names. ``restarting`` holds the components the restart state
+    annotates in this reconcile (lifecycle.md §2).
+    """
+
+    backend: Mapping[str, str] = field(default_factory=dict)
+    restart_at: Mapping[str, str] = field(default_factory=dict)
+    restarting: frozenset[str] = frozenset()
+
+
+def graph_owner(graph: Mapping[str, Any]) -> OwnerRef:
+    meta = graph.get("metadata") or {}
+    return OwnerRef(DGD_API_VERSION, DGD_KIND, meta.get("name", ""), meta.get("uid", ""))
+
+
+def detect_backend(components: Sequence[Mapping[str, Any]]) -> str:
+    """The backend named by worker commands; ``""`` when none, an error when two differ."""
+    found: list[str] = []
+    for component in components:
+        if component.get("type") not in WORKER_TYPES:
+            continue
+        main = _main(component) or {}
+        words = " ".join(str(w) for w in [*(main.get("command") or []), *(main.get("args") or [])])
+        for match in _BACKEND_PATTERN.finditer(words):
+            if match.group(1) not in found:
+                found.append(match.group(1))
+    if len(found) > 1:
+        raise RenderError(
+            "multiple backend frameworks detected for generated DynamoComponentDeployments: "
+            f"{found[0]} and {found[1]}"
+        )
+    return found[0] if found else ""
+
+
+def generate_dcds(
+    graph: Mapping[str, Any],
+    *,
+    live: GraphLive | None = None,
+    env: Environment | None = None,
+) -> list[Rendered]:
+    """One DCD per component, in component order (raises :class:`RenderError`)."""
+    live = live or GraphLive()
+    spec = graph.get("spec") or {}
+    components = list(spec.get("components") or [])
+    detected: list[str] = []
+
+    def backend_for(component: Mapping[str, Any]) -> str:
+        if spec.get("backendFramework"):
+            return str(spec["backendFramework"])
+        if live.backend.get(component["name"]):
+            return live.backend[component["name"]]
+        if not detected:
+            detected.append(detect_backend(components))
+        return detected[0]
+
+    return [generate_dcd(graph, c, backend=backend_for(c), live=live, env=env) for c in components]
+
+
+def generate_dcd(
+    graph: Mapping[str, Any],
+    component: Mapping[str, Any],
+    *,
+    backend: str,
+    live: GraphLive | None = None,
+    env: Environment | None = None,
+) -> Rendered:
+    live = live or GraphLive()
+    meta = graph.get("metadata") or {}
+    graph_spec = graph.get("spec") or {}
+    name = dcd_name(meta["name"], component["name"])
+    namespace = meta.get("namespace") or "default"
+    template_labels = ((component.get("podTemplate") or {}).get("metadata") or {}).get(
+        "labels"
+    ) or {}
+    labels = {
+        **(graph_spec.get("labels") or {}),
+        **template_labels,
+        L.COMPONENT: component["name"],
+        L.DYNAMO_NAMESPACE: dynamo_namespace(
+            namespace, meta["name"], global_namespace=bool(component.get("globalDynamoNamespace"))
+        ),
+        L.GRAPH_NAME: meta["name"],
+    }
+    annotations = _without(graph_spec.get("annotations") or {}, _NEVER_ANNOTATIONS)
+    spec = dcd_spec(graph, component, backend=backend, live=live, env=env or Environment())
+    return build(
+        manager=components_manager.MANAGER.name,
+        api_version=DGD_API_VERSION,
+        kind=DCD_KIND,
+        name=name,
+        namespace=namespace,
+        labels=_without(labels, _NEVER_LABELS),
+        annotations=annotations,
+        owner=graph_owner(graph),
+        spec=spec,
+    )
+
+
+def dcd_spec(
+    graph: Mapping[str, Any],
+    component: Mapping[str, Any],
+    *,
+    backend: str,
+    live: GraphLive,
+    env: Environment,
+) -> dict[str, Any]:
+    """The DCD ``spec``: a copy of the component with the changes of rendering.md §1."""
+    spec = {k: copy.deepcopy(v) for k, v in component.items() if k != "providerOverride"}
+    if backend:
+        spec["backendFramework"] = backend
+    graph_spec = graph.get("spec") or {}
+    template = spec.setdefault("podTemplate", {})
+    _merge_graph_env(template, graph_spec.get("env") or [])
+    _merge_template_metadata(template, graph, component, live=live)
+    ctype = component.get("type")
+    if ctype == "planner":
+        template.setdefault("spec", {}).setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
+    if ctype == "epp":
+        template.setdefault("metadata", {}).setdefault("annotations", {}).setdefault(
+            L.ISTIO_INJECT, "false"
+        )
+    _checkpoint(spec, env)
+    return spec
+
+
+def _merge_graph_env(template: dict[str, Any], graph_env: list[dict[str, Any]]) -> None:
+    main = next(
+        (c for c in (template.get("spec") or {}).get("containers") or [] if c.get("name") == MAIN),
+        None,
+    )
+    if main is None or not graph_env:
+        return
+    own = list(main.get("env") or [])
+    names = {e.get("name") for e in own}
+    main["env"] = [copy.deepcopy(e) for e in graph_env if e.get("name") not in names] + own
+
+
+def _merge_template_metadata(
+    template: dict[str, Any],
+    graph: Mapping[str, Any],
+    component: Mapping[str, Any],
+    *,
+    live: GraphLive,
+) -> None:
+    graph_meta = graph.get("metadata") or {}
+    graph_spec = graph.get("spec") or {}
+    graph_annotations = graph_meta.get("annotations") or {}
+    metadata = template.setdefault("metadata", {})
+    annotations = {
+        **(graph_spec.get("annotations") or {}),
+        **{k: graph_annotations[k] for k in L.COPIED_GRAPH_ANNOTATIONS if k in graph_annotations},
+        **(metadata.get("annotations") or {}),
+    }
+    restart_at = _restart_at(graph, component, live)
+    if restart_at is not None:
+        annotations[L.RESTART_AT] = restart_at
+    else:
+        annotations.pop(L.RESTART_AT, None)
+    labels = {**(graph_spec.get("labels") or {}), **(metadata.get("labels") or {})}
+    _set_or_drop(metadata, "annotations", _without(annotations, _NEVER_ANNOTATIONS))
+    _set_or_drop(metadata, "labels", _without(labels, _NEVER_LABELS))
+    if not metadata:
+        template.pop("metadata")
+
+
+def _restart_at(
+    graph: Mapping[str, Any], component: Mapping[str, Any], live: GraphLive
+) -> str | None:
+    restart_id = ((graph.get("spec") or {}).get("restart") or {}).get("id")
+    if restart_id and component["name"] in live.restarting:
+        return str(restart_id)
+    return live.restart_at.get(component["name"])
+
+
+def _checkpoint(spec: dict[str, Any], env: Environment) -> None:
+    checkpoint = (spec.get("experimental") or {}).get("checkpoint")
+    if not checkpoint or not checkpoint.get("enabled") or not checkpoint.get("checkpointRef"):
+        return
+    checkpoint.setdefault("startupPolicy", "Immediate")
+    ready = env.checkpoint_ready.get(checkpoint["checkpointRef"], False)
+    if checkpoint["startupPolicy"] == "WaitForCheckpoint" and not ready:
+        spec["replicas"] = 0
+
+
+def _without(values: Mapping[str, str], keys: Sequence[str]) -> dict[str, str]:
+    return {k: v for k, v in values.items() if k not in keys}
+
+
+def _set_or_drop(target: dict[str, Any], key: str, value: dict[str, str]) -> None:
+    if value:
+        target[key] = value
+    else:
+        target.pop(key, None)
+
+
+def _main(component: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    containers = ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
+    return next((c for c in containers if c.get("name") == MAIN), None)
+
+
+def source_of(dcd: Rendered, *, graph: str | None) -> ComponentSource:
+    """The workload renderer's view of a DCD this module rendered."""
+    meta = dcd.body["metadata"]
+    return ComponentSource(
+        name=dcd.name,
+        namespace=dcd.namespace,
+        spec=dcd.body["spec"],
+        labels=meta.get("labels") or {},
+        annotations=meta.get("annotations") or {},
+        parent_graph=graph,
+    )
+
+
+def source_for_component(
+    graph: Mapping[str, Any],
+    name: str,
+    *,
+    live: GraphLive | None = None,
+    env: Environment | None = None,
+) -> ComponentSource:
+    """A component of ``graph`` as the workload renderer sees it, without a DCD object.
+
+    The DisaggregatedSet pathway renders its roles from this, so its leader/worker templates
+    equal those of the DCD's LeaderWorkerSet for the same component.
+    """
+    for dcd in generate_dcds(graph, live=live, env=env):
+        if dcd.body["spec"]["name"] == name:
+            return source_of(dcd, graph=graph["metadata"]["name"])
+    raise KeyError(f"component {name!r} is not in the graph")
+
+
+def source_of_object(dcd: Mapping[str, Any]) -> ComponentSource:
+    """The workload renderer's view of a live DCD.
+
+    For a DCD controlled by a graph, the metadata is recomputed from the spec (which already
+    carries the graph's labels and annotations), so labels others add to the live DCD never
+    reach its pods (rendering.md §2). A standalone DCD uses its live metadata.
+    """
+    meta = dcd.get("metadata") or {}
+    spec = dcd.get("spec") or {}
+    graph = next(
+        (r.get("name") for r in meta.get("ownerReferences") or [] if r.get("kind") == DGD_KIND),
+        None,
+    )
+    namespace = meta.get("namespace") or "default"
+    if graph is None:
+        return ComponentSource(
+            name=meta["name"],
+            namespace=namespace,
+            spec=spec,
+            labels=meta.get("labels") or {},
+            annotations=meta.get("annotations") or {},
+        )
+    template_labels = ((spec.get("podTemplate") or {}).get("metadata") or {}).get("labels") or {}
+    labels = {
+        **template_labels,
+        L.COMPONENT: spec.get("name") or meta["name"],
+        L.DYNAMO_NAMESPACE: dynamo_namespace(
+            namespace, graph, global_namespace=bool(spec.get("globalDynamoNamespace"))
+        ),
+        L.GRAPH_NAME: graph,
+    }
+    return ComponentSource(
+        name=meta["name"],
+        namespace=namespace,
+        spec=spec,
+        labels=_without(labels, _NEVER_LABELS),
+        parent_graph=graph,
+    )

@@ -1,0 +1,130 @@
+"""What the renderer reads besides the graph: namespace facts and the component to render."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncagent.render import labels as L
+from syncagent.render.naming import dynamo_namespace
+
+KUBERNETES = "kubernetes"
+DGD_API_VERSION = "nvidia.com/v1beta1"
+DGD_KIND = "DynamoGraphDeployment"
+DCD_KIND = "DynamoComponentDeployment"
+WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
+DEFAULT_TYPE = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class PullSecret:
+    """A ``kubernetes.io/dockerconfigjson`` Secret and the registry hosts its ``auths`` cover."""
+
+    name: str
+    registries: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """Namespace-level facts. The defaults describe an empty namespace (offline render)."""
+
+    discovery_backend: str = KUBERNETES
+    pull_secrets: tuple[PullSecret, ...] = ()
+    # ServiceAccounts labelled nvidia.com/dynamo-component-pod: "true"
+    component_pod_service_accounts: tuple[str, ...] = ()
+    # DynamoCheckpoint name -> ready; a missing entry is not ready (api.md §2.3)
+    checkpoint_ready: Mapping[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentSource:
+    """One DCD as the workload renderer sees it.
+
+    ``labels``/``annotations`` are the DCD metadata the pod template starts from: the rendered
+    metadata for a DCD controlled by a graph, the live metadata for a standalone DCD
+    (rendering.md §2). ``parent_graph`` is the DGD name, ``None`` for a standalone DCD.
+    """
+
+    name: str
+    namespace: str
+    spec: Mapping[str, Any]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    parent_graph: str | None = None
+
+    @property
+    def parent(self) -> str:
+        """The name that stands for the graph in env, ServiceAccount and Dynamo namespace."""
+        return self.parent_graph or self.name
+
+    @property
+    def component_name(self) -> str:
+        return self.spec.get("name") or self.name
+
+    @property
+    def type(self) -> str:
+        return self.spec.get("type") or ""
+
+    @property
+    def dynamo_namespace(self) -> str:
+        return dynamo_namespace(
+            self.namespace,
+            self.parent,
+            global_namespace=bool(self.spec.get("globalDynamoNamespace")),
+        )
+
+    @property
+    def node_count(self) -> int:
+        multinode = self.spec.get("multinode")
+        if multinode is None:
+            return 1
+        return int(multinode.get("nodeCount", 2))
+
+    @property
+    def multinode(self) -> bool:
+        return self.node_count > 1
+
+    @property
+    def model(self) -> str | None:
+        return (self.spec.get("modelRef") or {}).get("name") or None
+
+    @property
+    def pod_template(self) -> Mapping[str, Any]:
+        return self.spec.get("podTemplate") or {}
+
+    @property
+    def template_annotations(self) -> Mapping[str, str]:
+        return (self.pod_template.get("metadata") or {}).get("annotations") or {}
+
+
+def workload_type(source: ComponentSource, *, legacy_worker: bool = False) -> str:
+    """The ``nvidia.com/dynamo-component-type`` value (``default`` when the type is unset)."""
+    if legacy_worker and source.type in ("prefill", "decode"):
+        return "worker"
+    return source.type or DEFAULT_TYPE
+
+
+def is_legacy_worker(component_type: str, label_sets: list[Mapping[str, str]]) -> bool:
+    """Whether pods of an alpha-era prefill/decode component still say ``worker``.
+
+    ``label_sets``: the DCD's own labels, the live Deployment/LWS template labels and the live
+    Service selector. Keeping ``worker`` there avoids rolling pods that are already running.
+    """
+    if component_type not in ("prefill", "decode"):
+        return False
+    return any(
+        labels.get(L.COMPONENT_TYPE) == "worker"
+        and labels.get(L.SUB_COMPONENT_TYPE, "") in ("", component_type)
+        for labels in label_sets
+    )
+
+
+def discovery_on(source: ComponentSource, env: Environment) -> bool:
+    backend = source.template_annotations.get(L.DISCOVERY_BACKEND)
+    return (backend if backend is not None else env.discovery_backend) == KUBERNETES
+
+
+def discovery_backend(source: ComponentSource, env: Environment) -> str:
+    backend = source.template_annotations.get(L.DISCOVERY_BACKEND)
+    return backend if backend is not None else env.discovery_backend

@@ -1,0 +1,182 @@
+"""The pod template of one role of a component (rendering.md §2).
+
+One function serves the Deployment (role ``main``), the LeaderWorkerSet and DisaggregatedSet
+roles (``leader``/``worker``) and Grove cliques, so every pathway renders the same pods.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Literal
+
+from syncagent.render import labels as L
+from syncagent.render.containers import MAIN, DefaultsInput, apply_main_defaults, main_defaults
+from syncagent.render.inputs import (
+    WORKER_TYPES,
+    ComponentSource,
+    Environment,
+    discovery_backend,
+    discovery_on,
+    workload_type,
+)
+from syncagent.render.model import RenderError
+from syncagent.render.naming import discovery_service_account, model_hash
+from syncagent.render.pullsecrets import pull_secret_refs
+
+Role = Literal["main", "leader", "worker"]
+SHARED_MEMORY = "shared-memory"
+DEFAULT_SHM = "8Gi"
+_ZERO_QUANTITY = re.compile(r"\+?0*\.?0*(e[+-]?\d+)?[a-z]*", re.IGNORECASE)
+# Annotations never copied into pods: ours to drop, or kubectl's copy of the whole manifest.
+_DROPPED_ANNOTATIONS = (L.ORIGIN_VERSION, L.KUBECTL_LAST_APPLIED)
+
+
+def pod_annotations(source: ComponentSource) -> dict[str, str]:
+    """DCD annotations (lowest) -> template annotations -> base model -> checkpoint markers."""
+    out = {**source.annotations, **source.template_annotations}
+    if source.model:
+        out[L.BASE_MODEL] = source.model
+    checkpoint = checkpoint_ref(source.spec)
+    if checkpoint:
+        out[L.CHECKPOINT_CANDIDATE] = "true"
+        out[L.CHECKPOINT_NAME] = checkpoint
+    for key in _DROPPED_ANNOTATIONS:
+        out.pop(key, None)
+    return out
+
+
+def pod_labels(
+    source: ComponentSource,
+    *,
+    role: Role,
+    env: Environment,
+    legacy_worker: bool = False,
+) -> dict[str, str]:
+    """The pod labels, later rows of the rendering.md §2 table winning."""
+    template_labels = (source.pod_template.get("metadata") or {}).get("labels") or {}
+    out = {**source.labels, **template_labels}
+    if source.parent_graph:
+        out[L.GRAPH_NAME] = source.parent_graph
+    out[L.COMPONENT_TYPE] = workload_type(source, legacy_worker=legacy_worker)
+    out[L.COMPONENT] = source.component_name
+    out[L.DYNAMO_NAMESPACE] = source.dynamo_namespace
+    if source.type in ("prefill", "decode"):
+        out[L.SUB_COMPONENT_TYPE] = source.type
+    if source.model:
+        out[L.BASE_MODEL_HASH] = model_hash(source.model)
+    if pod_annotations(source).get(L.ENABLE_METRICS) != "false":
+        out[L.METRICS_ENABLED] = "true"
+    if discovery_on(source, env):
+        out[L.DISCOVERY_BACKEND] = "kubernetes"
+        out[L.DISCOVERY_ENABLED] = "true"
+    if role == "main":
+        out[L.SELECTOR] = source.name
+    else:
+        out.pop(L.SELECTOR, None)
+        out[L.ROLE] = role
+    return out
+
+
+def pod_template(
+    source: ComponentSource,
+    *,
+    role: Role,
+    env: Environment,
+    legacy_worker: bool = False,
+    grove: bool = False,
+) -> dict[str, Any]:
+    """The full pod template (``{metadata, spec}``) of ``role``; raises :class:`RenderError`."""
+    spec = copy.deepcopy(dict(source.pod_template.get("spec") or {}))
+    containers = list(spec.get("containers") or [])
+    index = next((i for i, c in enumerate(containers) if c.get("name") == MAIN), None)
+    if index is None:
+        raise RenderError("main container not found in pod spec")
+    defaults = main_defaults(
+        DefaultsInput(
+            component_type=source.type,
+            workload_type=workload_type(source, legacy_worker=legacy_worker),
+            dynamo_namespace=source.dynamo_namespace,
+            parent=source.parent,
+            namespace=source.namespace,
+            discovery_backend=discovery_backend(source, env),
+            probes=role != "worker",
+            vllm_grove=grove
+            and source.type in WORKER_TYPES
+            and source.spec.get("backendFramework") == "vllm",
+        )
+    )
+    main = apply_main_defaults(containers[index], defaults)
+    if role != "main":
+        _check_lws_main(main)
+    containers[index] = main
+    spec["containers"] = containers
+    _pod_defaults(spec, source=source, env=env)
+    annotations = pod_annotations(source)
+    metadata: dict[str, Any] = {
+        "labels": pod_labels(source, role=role, env=env, legacy_worker=legacy_worker)
+    }
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": spec}
+
+
+def _check_lws_main(main: dict[str, Any]) -> None:
+    if not main.get("command"):
+        raise RenderError("container Command cannot be nil for LWS pod")
+    if not main.get("args"):
+        raise RenderError("container Args cannot be empty for LWS pod")
+
+
+def _pod_defaults(spec: dict[str, Any], *, source: ComponentSource, env: Environment) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 60)
+    if "securityContext" not in spec:
+        spec["securityContext"] = {"fsGroup": 1000}
+    _shared_memory(spec, source.spec.get("sharedMemorySize"))
+    if source.template_annotations.get(L.DISABLE_PULL_SECRET_DISCOVERY) != "true":
+        images = [
+            c.get("image", "") for c in [*spec.get("initContainers", []), *spec["containers"]]
+        ]
+        refs = pull_secret_refs(list(spec.get("imagePullSecrets") or []), images, env.pull_secrets)
+        if refs:
+            spec["imagePullSecrets"] = refs
+    if not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = _service_account(source, env)
+
+
+def _service_account(source: ComponentSource, env: Environment) -> str:
+    if discovery_on(source, env):
+        return discovery_service_account(source.parent)
+    labelled = sorted(env.component_pod_service_accounts)
+    return labelled[0] if labelled else "default"
+
+
+def is_zero_quantity(value: object) -> bool:
+    text = str(value).strip()
+    return bool(text) and _ZERO_QUANTITY.fullmatch(text) is not None and "0" in text
+
+
+def _shared_memory(spec: dict[str, Any], size: object) -> None:
+    if size is not None and is_zero_quantity(size):
+        return
+    volumes = list(spec.get("volumes") or [])
+    if all(v.get("name") != SHARED_MEMORY for v in volumes):
+        empty_dir = {"medium": "Memory", "sizeLimit": str(size) if size else DEFAULT_SHM}
+        volumes.append({"name": SHARED_MEMORY, "emptyDir": empty_dir})
+    spec["volumes"] = volumes
+    for container in spec["containers"]:
+        if container.get("name") != MAIN:
+            continue
+        mounts = list(container.get("volumeMounts") or [])
+        if all(m.get("name") != SHARED_MEMORY and m.get("mountPath") != "/dev/shm" for m in mounts):
+            mounts.append({"name": SHARED_MEMORY, "mountPath": "/dev/shm"})
+        container["volumeMounts"] = mounts
+
+
+def checkpoint_ref(spec: Any) -> str | None:
+    """The checkpoint a component restores from, when checkpointing is enabled with a ref."""
+    checkpoint = (spec.get("experimental") or {}).get("checkpoint") or {}
+    if checkpoint.get("enabled") and checkpoint.get("checkpointRef"):
+        return str(checkpoint["checkpointRef"])
+    return None
