@@ -1,0 +1,84 @@
+"""The server-side apply engine. Knows nothing about what it applies.
+
+    engine = Engine(async_client)
+    entry = await engine.apply(desired, manager="me", force=True, live=cached_or_None)
+    entry.action  # "created" | "configured" | "unchanged"
+
+Modules: ``engine`` (apply / plan / apply_all / delete), ``compare`` (dry run vs live),
+``quirks`` (API-server normalisers), ``desired`` (refusal rules, digest), ``managedfields`` and
+``paths`` (decoding for blame and conflicts), ``ownership`` (owner references), ``errors``,
+``counter`` (requests by verb), ``cache``, ``api`` and ``resources`` (raw HTTP).
+"""
+
+from syncagent.ssa.cache import ConvergenceCache
+from syncagent.ssa.changeset import Action, ChangeSetEntry
+from syncagent.ssa.counter import RequestCounter
+from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of
+from syncagent.ssa.engine import ABSENT, ApplyAllError, Engine
+from syncagent.ssa.errors import (
+    ApiError,
+    Conflict,
+    ConflictError,
+    DesiredObjectError,
+    DryRunBlockedError,
+    FieldCause,
+    ImmutableFieldError,
+    InvalidError,
+    NotFoundError,
+    OwnershipError,
+    PreconditionError,
+    SsaError,
+)
+from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
+from syncagent.ssa.ownership import (
+    OwnerRef,
+    adoption_blockers,
+    apply_controlled,
+    controller_of,
+    is_adoptable,
+    join,
+    leave,
+    set_controller,
+)
+from syncagent.ssa.paths import FieldPath, readable, render
+
+__all__ = [
+    "ABSENT",
+    "Action",
+    "ApiError",
+    "ApplyAllError",
+    "ChangeSetEntry",
+    "Conflict",
+    "ConflictError",
+    "ConvergenceCache",
+    "DesiredObjectError",
+    "DryRunBlockedError",
+    "Engine",
+    "FieldCause",
+    "FieldPath",
+    "ImmutableFieldError",
+    "InvalidError",
+    "ManagerEntry",
+    "NotFoundError",
+    "ObjectRef",
+    "Owner",
+    "OwnerRef",
+    "OwnershipError",
+    "PreconditionError",
+    "RequestCounter",
+    "SsaError",
+    "adoption_blockers",
+    "apply_controlled",
+    "blame",
+    "check_desired",
+    "controller_of",
+    "decode",
+    "digest",
+    "is_adoptable",
+    "join",
+    "leave",
+    "readable",
+    "ref_of",
+    "render",
+    "set_controller",
+]

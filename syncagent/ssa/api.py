@@ -1,0 +1,115 @@
+"""The few raw API calls the engine makes, on the HTTP client of a lightkube client.
+
+Raw JSON (not lightkube's typed models) so that every field the server returns is compared,
+whatever the kind; apply, dry run, force, the status subresource and delete preconditions are
+plain query parameters and bodies here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+import orjson
+
+from syncagent.ssa.counter import http_client_of
+from syncagent.ssa.desired import ObjectRef
+from syncagent.ssa.errors import error_from_status
+from syncagent.ssa.resources import ResourceInfo, ResourceResolver
+
+APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML
+
+
+class KubeApi:
+    """Raw get / apply / delete through one shared httpx2 client."""
+
+    def __init__(self, client: Any) -> None:
+        self.http: httpx2.AsyncClient = http_client_of(client)  # type: ignore[assignment]
+        if not isinstance(self.http, httpx2.AsyncClient):
+            raise TypeError(
+                "the apply engine needs a lightkube AsyncClient (or httpx2.AsyncClient)"
+            )
+        self.resources = ResourceResolver(self._discovery)
+
+    async def resolve(self, ref: ObjectRef) -> ResourceInfo:
+        return await self.resources.resolve(ref)
+
+    async def get(self, ref: ObjectRef, *, subresource: str = "") -> dict[str, Any] | None:
+        info = await self.resolve(ref)
+        url = info.path(namespace=ref.namespace, name=ref.name, subresource=subresource)
+        response = await self.http.get(url)
+        if response.status_code == 404:
+            return None
+        return _json_or_raise(ref, response)
+
+    async def apply(
+        self,
+        ref: ObjectRef,
+        body: Mapping[str, Any],
+        *,
+        manager: str,
+        force: bool,
+        dry_run: bool,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        info = await self.resolve(ref)
+        params = {"fieldManager": manager}
+        if force:
+            params["force"] = "true"
+        if dry_run:
+            params["dryRun"] = "All"
+        response = await self.http.patch(
+            info.path(namespace=ref.namespace, name=ref.name, subresource=subresource),
+            params=params,
+            content=orjson.dumps(body),
+            headers={"Content-Type": APPLY_CONTENT_TYPE},
+        )
+        return _json_or_raise(ref, response)
+
+    async def delete(
+        self,
+        ref: ObjectRef,
+        *,
+        uid: str,
+        resource_version: str | None = None,
+        propagation: str = "Background",
+    ) -> bool:
+        """Delete with preconditions; False when the object was already gone."""
+        info = await self.resolve(ref)
+        preconditions = {"uid": uid}
+        if resource_version:
+            preconditions["resourceVersion"] = resource_version
+        body = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": preconditions,
+            "propagationPolicy": propagation,
+        }
+        response = await self.http.request(
+            "DELETE",
+            info.path(namespace=ref.namespace, name=ref.name),
+            content=orjson.dumps(body),
+            headers={"Content-Type": "application/json"},
+        )
+        if response.status_code == 404:
+            return False
+        _json_or_raise(ref, response)
+        return True
+
+    async def _discovery(self, path: str) -> Mapping[str, Any] | None:
+        response = await self.http.get(path)
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return orjson.loads(response.content)
+
+
+def _json_or_raise(ref: ObjectRef, response: httpx2.Response) -> dict[str, Any]:
+    if response.status_code >= 400:
+        try:
+            status = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            status = {"message": response.text.strip()}
+        raise error_from_status(ref.subject, response.status_code, status)
+    return orjson.loads(response.content)

@@ -1,0 +1,133 @@
+"""Count API requests by verb, dry-run vs real, so tests and benchmarks can read them.
+
+The counter hooks the HTTP client itself (an httpx2 request event hook), so it sees every
+request made through that client: the engine's, and any other code sharing the client.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx2
+
+# Verbs that change state; everything else is a read.
+WRITE_VERBS = frozenset({"create", "update", "patch", "apply", "delete", "deletecollection"})
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKey:
+    verb: str
+    dry_run: bool
+
+
+@dataclass
+class RequestCounter:
+    """Requests seen, keyed by (verb, dry_run). Verbs: get, list, watch, discovery, create,
+    update, patch, apply (a patch of type apply), delete, deletecollection."""
+
+    counts: Counter[RequestKey] = field(default_factory=Counter)
+
+    def record(self, request: httpx2.Request) -> None:
+        self.counts[classify(request)] += 1
+
+    async def hook(self, request: httpx2.Request) -> None:
+        self.record(request)
+
+    def attach(self, client: Any) -> RequestCounter:
+        """Count every request of ``client`` (a lightkube Client/AsyncClient or httpx2 client)."""
+        http = http_client_of(client)
+        hook = self.hook if isinstance(http, httpx2.AsyncClient) else self.record
+        hooks = http.event_hooks
+        if hook not in hooks["request"]:
+            hooks["request"].append(hook)
+            http.event_hooks = hooks
+        return self
+
+    def count(self, verb: str | None = None, *, dry_run: bool | None = None) -> int:
+        return sum(
+            n
+            for key, n in self.counts.items()
+            if (verb is None or key.verb == verb) and (dry_run is None or key.dry_run == dry_run)
+        )
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def writes(self) -> int:
+        """Real (not dry-run) requests that change state."""
+        return sum(n for k, n in self.counts.items() if k.verb in WRITE_VERBS and not k.dry_run)
+
+    def by_verb(self) -> dict[str, int]:
+        """Counts keyed ``verb`` or ``verb(dry-run)``, sorted, for printing."""
+        out: dict[str, int] = {}
+        for key, n in sorted(self.counts.items(), key=lambda kv: (kv[0].verb, kv[0].dry_run)):
+            out[key.verb + ("(dry-run)" if key.dry_run else "")] = n
+        return out
+
+    def snapshot(self) -> Counter[RequestKey]:
+        return Counter(self.counts)
+
+    def since(self, snapshot: Counter[RequestKey]) -> RequestCounter:
+        """The requests made after ``snapshot`` was taken."""
+        return RequestCounter(self.counts - snapshot)
+
+    def reset(self) -> None:
+        self.counts.clear()
+
+
+def http_client_of(client: Any) -> httpx2.Client | httpx2.AsyncClient:
+    """The httpx2 client under a lightkube client (lightkube 1.x keeps it two levels down)."""
+    if isinstance(client, httpx2.Client | httpx2.AsyncClient):
+        return client
+    # lightkube.Client/AsyncClient -> GenericClient._client -> httpx2 client. lightkube 1.0 has no
+    # public accessor; this is the only place that reaches inside it.
+    http = getattr(getattr(client, "_client", None), "_client", None)
+    if not isinstance(http, httpx2.Client | httpx2.AsyncClient):
+        raise TypeError(f"cannot find the httpx2 client of {type(client).__name__}")
+    return http
+
+
+def classify(request: httpx2.Request) -> RequestKey:
+    params = parse_qs(request.url.query.decode())
+    dry_run = "All" in params.get("dryRun", [])
+    return RequestKey(_verb(request, params), dry_run)
+
+
+def _verb(request: httpx2.Request, params: dict[str, list[str]]) -> str:
+    method = request.method.upper()
+    item = _addresses_item(request.url.path)
+    if item is None:
+        return "discovery" if method == "GET" else method.lower()
+    if method == "GET":
+        if params.get("watch", [""])[0] in ("true", "1"):
+            return "watch"
+        return "get" if item else "list"
+    if method == "PATCH":
+        content_type = request.headers.get("content-type", "")
+        return "apply" if content_type.startswith("application/apply-patch") else "patch"
+    return {
+        "POST": "create",
+        "PUT": "update",
+        "DELETE": "delete" if item else "deletecollection",
+    }.get(method, method.lower())
+
+
+def _addresses_item(path: str) -> bool | None:
+    """True for an object (or its subresource), False for a collection, None for discovery."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"]:
+        rest = parts[2:]
+    elif parts[:1] == ["apis"]:
+        rest = parts[3:]
+    else:
+        return None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    if not rest:
+        return None
+    return len(rest) >= 2

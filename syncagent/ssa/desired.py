@@ -1,0 +1,140 @@
+"""Desired objects are sparse intent: identity, refusal rules and the convergence digest."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from syncagent.ssa.errors import DesiredObjectError
+
+# Fields only the server sets; a desired object carrying one was read back, not rendered.
+_SERVER_OWNED = (
+    "managedFields",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "selfLink",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """Which object: enough to address it and to name it in messages."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str = ""
+
+    @property
+    def subject(self) -> str:
+        if self.namespace:
+            return f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{self.kind}/{self.name}"
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+
+def ref_of(obj: Mapping[str, Any]) -> ObjectRef:
+    """The identity of an object; refuses one without apiVersion, kind or name."""
+    meta = obj.get("metadata") or {}
+    ref = ObjectRef(
+        api_version=str(obj.get("apiVersion") or ""),
+        kind=str(obj.get("kind") or ""),
+        name=str(meta.get("name") or ""),
+        namespace=str(meta.get("namespace") or ""),
+    )
+    for field, value in (("apiVersion", ref.api_version), ("kind", ref.kind)):
+        if not value:
+            raise DesiredObjectError(ref.subject, f"{field} is required; set it on the object")
+    if not ref.name:
+        raise DesiredObjectError(
+            ref.subject, "metadata.name is required (generateName is not supported by apply)"
+        )
+    return ref
+
+
+def check_desired(
+    obj: Mapping[str, Any],
+    *,
+    subresource: str = "",
+    resource_version_precondition: bool = False,
+) -> ObjectRef:
+    """Refuse a desired object that is not sparse intent; return its identity.
+
+    ``status`` is accepted only for a status apply. ``metadata.resourceVersion`` only when the
+    caller marks it as a deliberate precondition (then it is required).
+    """
+    ref = ref_of(obj)
+    meta = obj.get("metadata") or {}
+    for field in _SERVER_OWNED:
+        if field in meta:
+            raise DesiredObjectError(
+                ref.subject,
+                f"metadata.{field} is set by the server; remove it from the desired object "
+                "(desired objects are sparse intent, not a server object read back)",
+            )
+    _check_resource_version(ref, meta, resource_version_precondition)
+    if subresource == "status" and "status" not in obj:
+        raise DesiredObjectError(ref.subject, "a status apply needs a status field")
+    if subresource != "status" and "status" in obj:
+        raise DesiredObjectError(
+            ref.subject,
+            "status is written only through the status subresource; remove it or apply "
+            'with subresource="status"',
+        )
+    for path in _null_paths(obj, ""):
+        raise DesiredObjectError(
+            ref.subject, f"{path} is null; omit the field instead of sending null"
+        )
+    return ref
+
+
+def _check_resource_version(ref: ObjectRef, meta: Mapping[str, Any], precondition: bool) -> None:
+    has_rv = bool(meta.get("resourceVersion"))
+    if has_rv and not precondition:
+        raise DesiredObjectError(
+            ref.subject,
+            "metadata.resourceVersion is set; remove it, or pass "
+            "resource_version_precondition=True if it is a deliberate precondition",
+        )
+    if precondition and not has_rv:
+        raise DesiredObjectError(
+            ref.subject, "resource_version_precondition=True needs metadata.resourceVersion"
+        )
+
+
+def _null_paths(node: Any, prefix: str) -> Iterator[str]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            path = f"{prefix}.{key}"
+            if value is None:
+                yield path
+            else:
+                yield from _null_paths(value, path)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            if value is None:
+                yield f"{prefix}[{i}]"
+            else:
+                yield from _null_paths(value, f"{prefix}[{i}]")
+
+
+def digest(obj: Mapping[str, Any]) -> str:
+    """A stable digest of a desired object (orjson, sorted keys), without its precondition."""
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    body = {**obj, "metadata": meta}
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()

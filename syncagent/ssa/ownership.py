@@ -1,0 +1,277 @@
+"""Owner references written through server-side apply (design.md §4.3).
+
+- ``apply_controlled``: the create protocol (the content apply carries the controller reference,
+  then ``syncagent/ownership`` applies the same item) and, on an existing object, the ownership
+  apply first and a content apply without the reference.
+- ``set_controller``: adoption and handoff, one ownership apply; other owners' items stay.
+- ``join`` / ``leave``: a co-owner's own item under ``syncagent/owner/<uid>``.
+- ``controller_of`` / ``adoption_blockers``: read a live object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fieldmanagers import is_ours
+from fieldmanagers import ownership as ownership_manager
+from fieldmanagers.owner import for_owner
+from syncagent.ssa import managedfields
+from syncagent.ssa.changeset import ChangeSetEntry
+from syncagent.ssa.desired import ref_of
+from syncagent.ssa.engine import ABSENT, Engine, Live
+from syncagent.ssa.errors import DesiredObjectError, OwnershipError
+from syncagent.ssa.paths import Field, Key
+
+OWNERSHIP = ownership_manager.MANAGER.name
+_ADOPTION_SUBRESOURCES = ("status", "scale")
+_FINALIZERS = (Field("metadata"), Field("finalizers"))
+_REFS = (Field("metadata"), Field("ownerReferences"))
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    """An owner, as its references name it."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+
+    @classmethod
+    def of(cls, owner: Mapping[str, Any]) -> OwnerRef:
+        """The reference to a live owner object (which must carry its UID)."""
+        meta = owner.get("metadata") or {}
+        if not meta.get("uid"):
+            raise OwnershipError(ref_of(owner).subject, "an owner needs its UID; read it first")
+        return cls(owner["apiVersion"], owner["kind"], meta["name"], meta["uid"])
+
+    def item(self, *, controller: bool) -> dict[str, Any]:
+        """The ownerReferences item: the full controller item, or a plain owner item."""
+        item: dict[str, Any] = {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": self.name,
+            "uid": self.uid,
+        }
+        if controller:
+            item |= {"controller": True, "blockOwnerDeletion": True}
+        return item
+
+    def describe(self) -> str:
+        return f'{self.api_version}/{self.kind} "{self.name}"'
+
+
+def owner_references(live: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((live.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def controller_of(live: Mapping[str, Any]) -> OwnerRef | None:
+    """Who controls a live object (the reference with ``controller: true``), if anyone."""
+    for item in owner_references(live):
+        if item.get("controller"):
+            return OwnerRef(item["apiVersion"], item["kind"], item["name"], item["uid"])
+    return None
+
+
+def adoption_blockers(live: Mapping[str, Any]) -> list[str]:
+    """Why a live object cannot be adopted; empty means adoptable.
+
+    Adoptable: no controller reference, and every managedFields entry of a manager outside
+    ``syncagent/*`` is on the status or scale subresource or owns only finalizers.
+    """
+    reasons = []
+    controller = controller_of(live)
+    if controller is not None:
+        reasons.append(f"it is controlled by {controller.describe()}")
+    for entry in managedfields.decode(live):
+        if is_ours(entry.manager) or entry.subresource in _ADOPTION_SUBRESOURCES:
+            continue
+        if all(path[:2] == _FINALIZERS for path in entry.fields):
+            continue
+        reasons.append(f"field manager {entry.manager!r} ({entry.operation}) owns fields")
+    return reasons
+
+
+def is_adoptable(live: Mapping[str, Any]) -> bool:
+    return not adoption_blockers(live)
+
+
+def skeleton(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """apiVersion, kind, name and namespace only: an empty configuration for that object."""
+    meta = obj.get("metadata") or {}
+    out_meta = {"name": meta["name"]}
+    if meta.get("namespace"):
+        out_meta["namespace"] = meta["namespace"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": out_meta}
+
+
+def with_references(obj: Mapping[str, Any], *items: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``obj`` whose ownerReferences also carry ``items``."""
+    meta = dict(obj.get("metadata") or {})
+    meta["ownerReferences"] = [*(meta.get("ownerReferences") or []), *items]
+    return {**obj, "metadata": meta}
+
+
+async def apply_controlled(
+    engine: Engine,
+    desired: Mapping[str, Any],
+    *,
+    manager: str,
+    controller: OwnerRef,
+    force: bool = True,
+    live: Live = None,
+) -> list[ChangeSetEntry]:
+    """Apply content to an object ``controller`` controls (or will, or may adopt).
+
+    Absent: content apply with the controller reference, the ownership apply of the same item,
+    then the content apply without it, so that the content manager lets go of the reference
+    in the same reconcile and the next reconcile writes nothing. Existing: refuse if someone
+    else controls it or it is not adoptable; else the ownership apply first, then the content
+    apply, which never carries the reference. Returns the entries in write order; the first
+    entry of ``manager`` says what happened to the content.
+    """
+    if controller_of(desired) is not None:
+        raise DesiredObjectError(
+            ref_of(desired).subject,
+            "the desired content carries a controller reference; pass it as controller= instead",
+        )
+    current = await engine.live_view(desired, live)
+    if current is None:
+        # Create: the reference is on the object from its first write.
+        content = await engine.apply(
+            with_references(desired, controller.item(controller=True)),
+            manager=manager,
+            force=force,
+            live=ABSENT,
+        )
+        owned = await set_controller(engine, desired, controller=controller, live=content.object)
+        release = await engine.apply(desired, manager=manager, force=force, live=owned.object)
+        return [content, owned, release]
+    _check_may_control(ref_of(desired).subject, current, controller)
+    owned = await set_controller(engine, desired, controller=controller, live=current)
+    content = await engine.apply(desired, manager=manager, force=force, live=owned.object)
+    return [owned, content]
+
+
+def _check_may_control(subject: str, live: Mapping[str, Any], controller: OwnerRef) -> None:
+    if (live.get("metadata") or {}).get("deletionTimestamp"):
+        raise OwnershipError(subject, "is being deleted; treat it as absent and retry later")
+    current = controller_of(live)
+    if current is not None and current.uid != controller.uid:
+        raise OwnershipError(
+            subject,
+            f"is controlled by {current.describe()}, not {controller.describe()}; refusing to "
+            "change it (remove that controller reference or delete the object first)",
+        )
+    if current is None and (blockers := adoption_blockers(live)):
+        raise OwnershipError(
+            subject,
+            f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first",
+        )
+
+
+async def set_controller(
+    engine: Engine,
+    obj: Mapping[str, Any],
+    *,
+    controller: OwnerRef,
+    live: Live = None,
+) -> ChangeSetEntry:
+    """The ownership apply: ``controller`` becomes the one controller reference.
+
+    This adopts, repairs and hands off; other owners' items stay. Owner reference items are
+    atomic under SSA, so every manager holding an item holds all of it, ``controller`` flag
+    included. Hence, on a co-owned object, the old controller's own manager first rewrites its
+    item without the flag, and the new controller's own manager re-applies its item with it.
+    A previous controller's item held by any other manager is refused, naming the manager.
+    """
+    current = await engine.live_view(obj, live)
+    new_holders: set[str] = set()
+    if current is not None:
+        current = await _release_old_controller(engine, obj, current, controller)
+        new_holders = _holders(current, controller.uid)
+    body = with_references(skeleton(obj), controller.item(controller=True))
+    entry = await engine.apply(
+        body, manager=OWNERSHIP, force=True, live=ABSENT if current is None else current
+    )
+    own = for_owner(controller.uid).name
+    if own in new_holders:
+        await join(engine, obj, owner=controller, live=entry.object)
+    return entry
+
+
+async def _release_old_controller(
+    engine: Engine, obj: Mapping[str, Any], live: dict[str, Any], new: OwnerRef
+) -> dict[str, Any]:
+    old = old_controller_to_release(live, new, subject=ref_of(obj).subject)
+    if old is None:
+        return live
+    body = with_references(skeleton(obj), old.item(controller=False))
+    entry = await engine.apply(body, manager=for_owner(old.uid).name, force=True, live=live)
+    return entry.object
+
+
+def old_controller_to_release(
+    live: Mapping[str, Any], new: OwnerRef, *, subject: str
+) -> OwnerRef | None:
+    """Before handing control to ``new``: the old controller whose own co-owner manager must
+    first drop the flag (None if nothing to do). Refuses when any other manager holds it."""
+    old = controller_of(live)
+    if old is None or old.uid == new.uid:
+        return None
+    others = _holders(live, old.uid) - {OWNERSHIP}
+    own = for_owner(old.uid).name
+    if others - {own}:
+        raise OwnershipError(
+            subject,
+            f"the controller reference to {old.describe()} is also held by field manager(s) "
+            f"{', '.join(sorted(others - {own}))}; apply their content without that reference "
+            "first",
+        )
+    return old if own in others else None
+
+
+def _holders(live: Mapping[str, Any], uid: str) -> set[str]:
+    """Managers holding the (atomic) ownerReferences item of ``uid``."""
+    return managedfields.managers_under(live, (*_REFS, Key((("uid", uid),))))
+
+
+async def join(
+    engine: Engine, obj: Mapping[str, Any], *, owner: OwnerRef, live: Live = None
+) -> ChangeSetEntry:
+    """A co-owner writes its own reference item under ``syncagent/owner/<uid>``.
+
+    The item is the plain one, or the full controller item when ``owner`` controls the object:
+    SSA shares an atomic item only between managers applying the same value.
+    """
+    current = await engine.live_view(obj, live)
+    controller = controller_of(current) if current is not None else None
+    controls = controller is not None and controller.uid == owner.uid
+    body = with_references(skeleton(obj), owner.item(controller=controls))
+    return await engine.apply(
+        body, manager=for_owner(owner.uid).name, live=ABSENT if current is None else current
+    )
+
+
+async def leave(
+    engine: Engine, obj: Mapping[str, Any], *, owner_uid: str, live: Live = None
+) -> ChangeSetEntry:
+    """A co-owner leaves: an empty apply under its manager removes exactly its item.
+
+    The controller cannot leave this way (its item is also the ownership manager's): move
+    control to a remaining owner first, or delete the object if it is the last owner.
+    """
+    current = await engine.live_view(obj, live)
+    if current is not None and (ctl := controller_of(current)) and ctl.uid == owner_uid:
+        raise OwnershipError(
+            ref_of(obj).subject,
+            f"owner {ctl.describe()} controls the object and cannot leave; move control to "
+            "another owner first (set_controller), or delete the object if it is the last owner",
+        )
+    return await engine.apply(
+        skeleton(obj),
+        manager=for_owner(owner_uid).name,
+        live=ABSENT if current is None else current,
+    )

@@ -1,0 +1,105 @@
+"""Where an apiVersion/kind lives on the server: its plural and whether it is namespaced.
+
+Built-in kinds come from lightkube's bundled models (no request); custom resources from API
+discovery (``GET /apis/<group>/<version>``), fetched once per group-version and refetched once
+when a kind is missing (a CRD installed since).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lightkube.core import resource as lk_resource
+from lightkube.core.exceptions import LoadResourceError
+from lightkube.core.resource_registry import resource_registry
+
+from syncagent.ssa.desired import ObjectRef
+from syncagent.ssa.errors import DesiredObjectError
+
+Fetch = Callable[[str], Awaitable[Mapping[str, Any] | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+
+    def path(self, *, namespace: str, name: str = "", subresource: str = "") -> str:
+        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
+        parts = [base]
+        if self.namespaced:
+            parts.append(f"namespaces/{namespace}")
+        parts.append(self.plural)
+        if name:
+            parts.append(name)
+        if subresource:
+            parts.append(subresource)
+        return "/".join(parts)
+
+
+def builtin(api_version: str, kind: str) -> ResourceInfo | None:
+    """A kind lightkube ships a model for, or None."""
+    try:
+        res = resource_registry.load(api_version, kind)
+    except (LoadResourceError, ImportError, ValueError):
+        return None
+    api = lk_resource.api_info(res)
+    return ResourceInfo(
+        group=api.resource.group,
+        version=api.resource.version,
+        kind=api.resource.kind,
+        plural=api.plural,
+        namespaced=issubclass(res, lk_resource.NamespacedResource),
+    )
+
+
+class ResourceResolver:
+    def __init__(self, fetch_discovery: Fetch) -> None:
+        self._fetch = fetch_discovery
+        self._docs: dict[str, dict[str, ResourceInfo]] = {}
+
+    async def resolve(self, ref: ObjectRef) -> ResourceInfo:
+        info = builtin(ref.api_version, ref.kind)
+        if info is None:
+            info = await self._discovered(ref, refresh=False)
+        if info is None:
+            info = await self._discovered(ref, refresh=True)
+        if info is None:
+            raise DesiredObjectError(
+                ref.subject,
+                f"the server does not serve kind {ref.kind} in {ref.api_version}; check "
+                "apiVersion and kind, or install the CRD",
+            )
+        _check_scope(ref, info)
+        return info
+
+    async def _discovered(self, ref: ObjectRef, *, refresh: bool) -> ResourceInfo | None:
+        if refresh or ref.api_version not in self._docs:
+            self._docs[ref.api_version] = await self._load(ref)
+        return self._docs[ref.api_version].get(ref.kind)
+
+    async def _load(self, ref: ObjectRef) -> dict[str, ResourceInfo]:
+        path = f"/apis/{ref.api_version}" if ref.group else f"/api/{ref.api_version}"
+        doc = await self._fetch(path) or {}
+        out: dict[str, ResourceInfo] = {}
+        for res in doc.get("resources") or []:
+            if "/" in res.get("name", ""):
+                continue  # a subresource
+            out[res["kind"]] = ResourceInfo(
+                ref.group, ref.version, res["kind"], res["name"], bool(res.get("namespaced"))
+            )
+        return out
+
+
+def _check_scope(ref: ObjectRef, info: ResourceInfo) -> None:
+    if info.namespaced and not ref.namespace:
+        raise DesiredObjectError(ref.subject, f"{ref.kind} is namespaced; set metadata.namespace")
+    if not info.namespaced and ref.namespace:
+        raise DesiredObjectError(
+            ref.subject, f"{ref.kind} is cluster-scoped; remove metadata.namespace"
+        )

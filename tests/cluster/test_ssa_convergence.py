@@ -1,0 +1,197 @@
+"""Acceptance 1: sparse objects converge; converged applies write nothing, cached ones ask nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import ConfigMap
+from test_ssa_support import (
+    configmap,
+    deployment,
+    disaggregatedset,
+    leaderworkerset,
+    podcliqueset,
+    service,
+)
+
+from syncagent.ssa import ABSENT, Engine, PreconditionError
+
+MANAGER = "syncagent/tests-content"
+
+KINDS: dict[str, Callable[[str], dict]] = {
+    "deployment": deployment,
+    "service": service,
+    "leaderworkerset": leaderworkerset,
+    "disaggregatedset": disaggregatedset,
+    "podcliqueset": podcliqueset,
+}
+
+
+async def converges(async_client, desired: dict) -> None:
+    first = await Engine(async_client).apply(desired, manager=MANAGER, force=True)
+    assert first.action == "created"
+    assert first.object["metadata"]["uid"]
+
+    # A new engine has no cache: the second apply must prove convergence by dry run.
+    engine = Engine(async_client)
+    second = await engine.apply(desired, manager=MANAGER, force=True)
+    assert second.action == "unchanged", second.differences
+    assert engine.counter.writes == 0
+    assert engine.counter.count("apply", dry_run=True) == 1
+
+    before = engine.counter.total
+    third = await engine.apply(desired, manager=MANAGER, force=True, live=second.object)
+    assert third.action == "unchanged"
+    assert engine.counter.total == before
+    assert (
+        third.object["metadata"]["resourceVersion"] == first.object["metadata"]["resourceVersion"]
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", sorted(KINDS))
+async def test_converges_v0_9_0(async_client, namespace, kind):
+    await converges(async_client, KINDS[kind](namespace))
+
+
+@pytest.mark.anyio
+@pytest.mark.lws("v0.10.0")
+@pytest.mark.parametrize("kind", sorted(KINDS))
+async def test_converges_v0_10_0(async_client, namespace, kind):
+    desired = KINDS[kind](namespace)
+    await converges(async_client, desired)
+    if kind == "disaggregatedset":
+        live = await Engine(async_client).get(desired)
+        assert live["spec"]["slices"] == 1  # a v0.10.0 CRD default we never sent
+        assert "slices" not in desired["spec"]
+
+
+@pytest.mark.anyio
+async def test_server_defaults_do_not_look_like_changes(async_client, namespace):
+    desired = service(namespace)
+    created = await Engine(async_client).apply(desired, manager=MANAGER)
+    port = created.object["spec"]["ports"][0]
+    assert port["protocol"] == "TCP"
+    assert created.object["spec"]["clusterIP"]
+    assert "protocol" not in desired["spec"]["ports"][0]
+    entry = await Engine(async_client).apply(desired, manager=MANAGER)
+    assert entry.action == "unchanged"
+
+
+@pytest.mark.anyio
+async def test_a_change_is_configured_and_recorded(async_client, namespace):
+    engine = Engine(async_client)
+    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    changed = await engine.apply(
+        deployment(namespace, replicas=3), manager=MANAGER, live=created.object
+    )
+    assert changed.action == "configured"
+    assert changed.differences == (".spec",)
+    assert changed.object["spec"]["replicas"] == 3
+    before = engine.counter.total
+    again = await engine.apply(
+        deployment(namespace, replicas=3), manager=MANAGER, live=changed.object
+    )
+    assert again.action == "unchanged"
+    assert engine.counter.total == before
+
+
+@pytest.mark.anyio
+async def test_stale_cache_view_is_not_trusted(async_client, client, namespace):
+    engine = Engine(async_client)
+    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    # Someone else writes; the caller still hands the old view.
+    client.patch(
+        Deployment,
+        "web",
+        {"metadata": {"labels": {"x": "y"}}},
+        namespace=namespace,
+        field_manager="someone",
+    )
+    # A fresh engine (no cache record) dry-runs; the dry run's resourceVersion exposes the
+    # stale view, and the comparison uses the object as it is now.
+    entry = await Engine(async_client).apply(
+        deployment(namespace, replicas=1), manager=MANAGER, live=created.object
+    )
+    assert entry.action == "unchanged"
+    assert entry.before["metadata"]["labels"]["x"] == "y"  # compared with the fresh object
+
+
+@pytest.mark.anyio
+async def test_status_apply_converges_and_honours_resource_version(async_client, namespace):
+    engine = Engine(async_client)
+    pcs = await engine.apply(podcliqueset(namespace), manager=MANAGER)
+    rv = pcs.object["metadata"]["resourceVersion"]
+    status = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "metadata": {"name": "pcs", "namespace": namespace, "resourceVersion": rv},
+        "status": {"availableReplicas": 0, "updatedReplicas": 0, "replicas": 1},
+    }
+    kw = {
+        "manager": "syncagent/tests-status",
+        "subresource": "status",
+        "resource_version_precondition": True,
+    }
+    written = await engine.apply(status, **kw)
+    assert written.action == "configured"
+    assert written.object["status"]["replicas"] == 1
+    assert written.object["spec"] == pcs.object["spec"]
+    fresh = {
+        **status,
+        "metadata": {**status["metadata"], "resourceVersion": written.resource_version},
+    }
+    again = await Engine(async_client).apply(fresh, **kw)
+    assert again.action == "unchanged"
+    # The stale resourceVersion is now a failed precondition, not a silent overwrite.
+    with pytest.raises(PreconditionError, match=r"^PodCliqueSet/"):
+        await Engine(async_client).apply(
+            {**status, "status": {**status["status"], "replicas": 2}}, **kw
+        )
+
+
+@pytest.mark.anyio
+async def test_absent_view_and_delete_with_uid(async_client, namespace):
+    engine = Engine(async_client)
+    created = await engine.apply(service(namespace), manager=MANAGER, live=ABSENT)
+    uid = created.object["metadata"]["uid"]
+    with pytest.raises(PreconditionError, match=r"^Service/.*/web: .*UID in the precondition"):
+        await engine.delete(service(namespace), uid="00000000-0000-0000-0000-000000000000")
+    assert await engine.delete(service(namespace), uid=uid)
+    assert await engine.get(service(namespace)) is None  # a Service has no finalizers
+    assert not await engine.delete(service(namespace), uid=uid)
+
+
+@pytest.mark.anyio
+async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_client, namespace):
+    desired = [{**configmap(namespace, f"c{i:02d}"), "data": {"i": str(i)}} for i in range(20)]
+    engine = Engine(async_client)
+    entries = await engine.apply_all(desired, manager=MANAGER, concurrency=4)
+    assert [e.subject for e in entries] == [f"ConfigMap/{namespace}/c{i:02d}" for i in range(20)]
+    assert {e.action for e in entries} == {"created"}
+    # What a watch cache would hold: typed objects from a LIST.
+    views = {
+        f"ConfigMap/{namespace}/{o.metadata.name}": o
+        async for o in async_client.list(ConfigMap, namespace=namespace)
+    }
+    before = engine.counter.total
+    again = await engine.apply_all(desired, manager=MANAGER, live=views, concurrency=4)
+    assert {e.action for e in again} == {"unchanged"}
+    assert engine.counter.total == before
+
+
+@pytest.mark.anyio
+async def test_plan_shows_the_change_and_writes_nothing(async_client, namespace):
+    engine = Engine(async_client)
+    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    writes = engine.counter.writes
+    planned = await engine.plan(deployment(namespace, replicas=4), manager=MANAGER)
+    assert planned.action == "configured"
+    assert planned.dry_run
+    assert planned.object["spec"]["replicas"] == 4
+    assert planned.before["spec"]["replicas"] == 1
+    assert engine.counter.writes == writes
+    live = await engine.get(deployment(namespace))
+    assert live["metadata"]["resourceVersion"] == created.resource_version
