@@ -54,6 +54,7 @@ class ControlPlane:
         self._binaries = binaries
         self._procs: list[subprocess.Popen[bytes]] = []
         self.server = ""
+        self.etcd_url = ""
         self.version = ""
         self.kubeconfig = self.workdir / "kubeconfig"
         self.pki: pki.Pki | None = None
@@ -94,10 +95,10 @@ class ControlPlane:
         binaries = self._binaries or ensure_binaries()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.pki = pki.generate(self.workdir / "pki")
-        etcd_url = self._start_etcd(binaries)
+        self.etcd_url = self._start_etcd(binaries)
         port = _free_port()
         self.server = f"https://127.0.0.1:{port}"
-        self._start_apiserver(binaries, etcd_url=etcd_url, port=port)
+        self._start_apiserver(binaries, etcd_url=self.etcd_url, port=port)
         self._write_kubeconfig()
         with self._http() as http:
             _poll(

@@ -1,0 +1,207 @@
+"""Capabilities: which optional APIs the agent may use, from discovery and ``--capability``.
+
+Pure: no I/O. ``discovery.py`` feeds :func:`resolve` with what the API server serves; every
+command parses ``--capability NAME=auto|true|false`` with :func:`add_capability_argument` and
+:func:`capability_overrides`, so the spelling is the same everywhere (spec/routing.md §1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class GroupVersionResource:
+    group: str
+    version: str
+    resource: str
+
+    def __str__(self) -> str:
+        return f"{self.group}/{self.version} {self.resource}"
+
+
+GROVE = "grove"
+LWS = "lws"
+DISAGGREGATED_SET = "disaggregatedSet"
+NAMES: tuple[str, ...] = (GROVE, LWS, DISAGGREGATED_SET)
+
+PODCLIQUESETS = GroupVersionResource("grove.io", "v1alpha1", "podcliquesets")
+PODCLIQUES = GroupVersionResource("grove.io", "v1alpha1", "podcliques")
+PODCLIQUESCALINGGROUPS = GroupVersionResource("grove.io", "v1alpha1", "podcliquescalinggroups")
+LEADERWORKERSETS = GroupVersionResource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
+DISAGGREGATEDSETS = GroupVersionResource("disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
+DYNAMOCHECKPOINTS = GroupVersionResource("nvidia.com", "v1alpha1", "dynamocheckpoints")
+
+# What each pathway capability needs served, in the order the "is required" error names them.
+REQUIRES: Mapping[str, tuple[GroupVersionResource, ...]] = {
+    GROVE: (PODCLIQUESETS,),
+    LWS: (LEADERWORKERSETS,),
+    DISAGGREGATED_SET: (DISAGGREGATEDSETS, LEADERWORKERSETS),
+}
+
+
+class Setting(enum.Enum):
+    AUTO = "auto"
+    TRUE = "true"
+    FALSE = "false"
+
+
+class CapabilityRequiredError(Exception):
+    """A capability set to ``true`` whose API is not served; the agent refuses to start."""
+
+    def __init__(self, name: str, missing: GroupVersionResource) -> None:
+        super().__init__(f'capability "{name}" is required but {missing} is not served')
+        self.name = name
+        self.missing = missing
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """One snapshot: the pathway capabilities after configuration, the ``…API`` ones without."""
+
+    grove: bool
+    lws: bool
+    disaggregated_set: bool
+    grove_api: bool
+    disaggregated_set_api: bool
+    checkpoint_api: bool
+    served: frozenset[GroupVersionResource] = frozenset()
+
+    def serves(self, gvr: GroupVersionResource) -> bool:
+        return gvr in self.served
+
+    def as_dict(self) -> dict[str, bool]:
+        return {
+            GROVE: self.grove,
+            LWS: self.lws,
+            DISAGGREGATED_SET: self.disaggregated_set,
+            "groveAPI": self.grove_api,
+            "disaggregatedSetAPI": self.disaggregated_set_api,
+            "checkpointAPI": self.checkpoint_api,
+        }
+
+
+def parse_capability(value: str) -> tuple[str, Setting]:
+    """``grove=false`` -> ``("grove", Setting.FALSE)``; an argparse ``type=`` (errors = usage)."""
+    name, sep, raw = value.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(
+            f"--capability {value!r}: expected NAME=auto|true|false, NAME one of {', '.join(NAMES)}"
+        )
+    if name not in NAMES:
+        raise argparse.ArgumentTypeError(
+            f"--capability {value!r}: unknown capability {name!r}; use one of {', '.join(NAMES)}"
+        )
+    try:
+        setting = Setting(raw.lower())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--capability {value!r}: unknown value {raw!r}; use auto, true or false"
+        ) from None
+    return name, setting
+
+
+def capability_overrides(
+    pairs: Iterable[tuple[str, Setting]] | None, *, offline: bool = False
+) -> dict[str, Setting]:
+    """Fold repeated ``--capability`` values (the last one wins) into a full setting per name.
+
+    Online commands default to ``auto``; offline ones (``render``, ``convert``) read no cluster,
+    so ``auto`` means nothing there: they default to ``true`` and reject ``auto``.
+    """
+    default = Setting.TRUE if offline else Setting.AUTO
+    settings = dict.fromkeys(NAMES, default)
+    given: dict[str, Setting] = {}
+    for name, setting in pairs or ():
+        if offline and setting is Setting.AUTO:
+            raise ValueError(
+                f"--capability {name}=auto: this command reads no cluster; use true or false"
+            )
+        settings[name] = given[name] = setting
+    if given.get(LWS) is Setting.FALSE and given.get(DISAGGREGATED_SET) is Setting.TRUE:
+        raise ValueError(
+            "--capability disaggregatedSet=true needs LeaderWorkerSets but lws=false switches "
+            "them off; drop one of the two"
+        )
+    return settings
+
+
+def add_capability_argument(parser: argparse.ArgumentParser, *, offline: bool = False) -> None:
+    """The one ``--capability`` flag every command takes (spec/routing.md §1)."""
+    choices = "true|false" if offline else "auto|true|false"
+    default = "true" if offline else "auto"
+    parser.add_argument(
+        "--capability",
+        dest="capability",
+        action="append",
+        type=parse_capability,
+        default=[],
+        metavar=f"NAME={choices}",
+        help=(
+            f"switch a pathway capability ({', '.join(NAMES)}); repeatable; default {default}"
+            + ("" if offline else ": auto detects it, false switches it off, true requires it")
+            + "; lws=false also switches disaggregatedSet off"
+        ),
+    )
+
+
+def _detected(served: frozenset[GroupVersionResource], name: str) -> bool:
+    return all(gvr in served for gvr in REQUIRES[name])
+
+
+def _resolve_one(
+    served: frozenset[GroupVersionResource], name: str, setting: Setting, *, strict: bool
+) -> bool:
+    if setting is Setting.FALSE:
+        return False
+    if setting is Setting.AUTO:
+        return _detected(served, name)
+    missing = [gvr for gvr in REQUIRES[name] if gvr not in served]
+    if missing and strict:
+        raise CapabilityRequiredError(name, missing[0])
+    # A required capability stays on even when a later refresh misses it: re-routing graphs
+    # away from a pathway the operator declared present would delete working workloads.
+    return True
+
+
+def resolve(
+    served: Iterable[GroupVersionResource],
+    settings: Mapping[str, Setting],
+    *,
+    strict: bool = True,
+) -> Capabilities:
+    """Capabilities for what the server serves under ``settings``.
+
+    ``strict`` raises :class:`CapabilityRequiredError` for a ``true`` capability that is not
+    served (at start); refreshes pass ``strict=False``.
+    """
+    served_set = frozenset(served)
+    values = {
+        name: _resolve_one(served_set, name, settings.get(name, Setting.AUTO), strict=strict)
+        for name in NAMES
+    }
+    return Capabilities(
+        grove=values[GROVE],
+        lws=values[LWS],
+        disaggregated_set=values[DISAGGREGATED_SET] and values[LWS],
+        grove_api=PODCLIQUESETS in served_set,
+        disaggregated_set_api=DISAGGREGATEDSETS in served_set,
+        checkpoint_api=DYNAMOCHECKPOINTS in served_set,
+        served=served_set,
+    )
+
+
+def offline(settings: Mapping[str, Setting]) -> Capabilities:
+    """Capabilities of commands that read no cluster: everything not switched off."""
+    on = {name: settings.get(name, Setting.TRUE) is not Setting.FALSE for name in NAMES}
+    return Capabilities(
+        grove=on[GROVE],
+        lws=on[LWS],
+        disaggregated_set=on[DISAGGREGATED_SET] and on[LWS],
+        grove_api=on[GROVE],
+        disaggregated_set_api=on[DISAGGREGATED_SET],
+        checkpoint_api=True,
+    )

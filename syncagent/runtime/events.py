@@ -1,0 +1,206 @@
+"""Kubernetes Events (core/v1, what ``kubectl get events`` and ``kubectl describe`` show).
+
+A repeated event (same object, type, reason and message) is aggregated into the Event already
+written: its ``count`` goes up and ``lastTimestamp`` moves, as client-go's recorder does.
+:meth:`EventRecorder.record` queues without blocking; :meth:`EventRecorder.run` emits.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.abc
+from lightkube import AsyncClient
+
+from syncagent.runtime.client import request_json, status_code
+from syncagent.runtime.metrics import Metrics, default_metrics
+
+log = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+WARNING = "Warning"
+MAX_MESSAGE = 1024  # the API server's limit for event notes
+MERGE_PATCH = "application/merge-patch+json"
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """The object an Event is about."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any] | Any) -> ObjectRef:
+        """From a raw dict or a lightkube object."""
+        if isinstance(obj, Mapping):
+            meta = obj.get("metadata") or {}
+            get = meta.get
+            api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+        else:
+            meta = obj.metadata
+            api_version, kind = obj.apiVersion, obj.kind
+
+            def get(attr: str) -> Any:
+                return getattr(meta, attr, None)
+
+        return cls(api_version, kind, get("namespace") or "", get("name") or "", get("uid") or "")
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Event:
+    ref: ObjectRef
+    type: str
+    reason: str
+    message: str
+
+
+def timestamp(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def event_body(
+    event: Event, *, name: str, component: str, instance: str, now: float
+) -> dict[str, Any]:
+    ref = event.ref
+    involved = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name}
+    if ref.namespace:
+        involved["namespace"] = ref.namespace
+    if ref.uid:
+        involved["uid"] = ref.uid
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": ref.namespace or "default"},
+        "involvedObject": involved,
+        "type": event.type,
+        "reason": event.reason,
+        "message": event.message[:MAX_MESSAGE],
+        "count": 1,
+        "firstTimestamp": timestamp(now),
+        "lastTimestamp": timestamp(now),
+        "source": {"component": component},
+        "reportingComponent": component,
+        "reportingInstance": instance,
+    }
+
+
+class EventRecorder:
+    def __init__(
+        self,
+        client: AsyncClient,
+        *,
+        component: str = "syncagent",
+        instance: str = "",
+        metrics: Metrics | None = None,
+        clock: Any = time.time,
+        max_aggregated: int = 4096,
+        max_queued: int = 10_000,
+    ) -> None:
+        self._client = client
+        self.component = component
+        self.instance = instance or component
+        self._metrics = metrics or default_metrics()
+        self._clock = clock
+        self._seen: OrderedDict[Event, tuple[str, int]] = OrderedDict()
+        self._max_aggregated = max_aggregated
+        self._pending: deque[Event] = deque()
+        self._max_queued = max_queued
+        self._wakeup: anyio.Event | None = None
+
+    def record(self, obj: ObjectRef, *, type: str, reason: str, message: str) -> None:
+        """Queue an event; :meth:`run` emits it. Never blocks, never raises."""
+        if len(self._pending) >= self._max_queued:
+            log.warning("event dropped: queue full", extra={"object": str(obj), "reason": reason})
+            return
+        self._pending.append(Event(obj, type, reason, message))
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Emit queued events until cancelled."""
+        task_status.started()
+        while True:
+            while self._pending:
+                event = self._pending.popleft()
+                await self.emit(event)
+            self._wakeup = anyio.Event()
+            if not self._pending:
+                await self._wakeup.wait()
+
+    async def flush(self) -> None:
+        """Emit everything queued now (for shutdown)."""
+        while self._pending:
+            await self.emit(self._pending.popleft())
+
+    async def emit_now(self, obj: ObjectRef, *, type: str, reason: str, message: str) -> str:
+        """Write an event now, skipping the queue; returns the Event's name ("" on error)."""
+        return await self.emit(Event(obj, type, reason, message))
+
+    async def emit(self, event: Event) -> str:
+        """Write ``event`` now; returns the Event's name. Errors are logged, not raised."""
+        try:
+            name, outcome = await self._write(event)
+        except Exception as err:
+            self._metrics.events.inc(type=event.type, reason=event.reason, outcome="error")
+            log.warning(
+                "event not written",
+                extra={"object": str(event.ref), "reason": event.reason, "error": str(err)},
+            )
+            return ""
+        self._metrics.events.inc(type=event.type, reason=event.reason, outcome=outcome)
+        return name
+
+    async def _write(self, event: Event) -> tuple[str, str]:
+        now = self._clock()
+        seen = self._seen.get(event)
+        if seen is not None:
+            name, count = seen
+            try:
+                await self._aggregate(event, name, count + 1, now)
+            except Exception as err:
+                if status_code(err) != 404:
+                    raise
+                # The Event expired (TTL) or was deleted: start a new one.
+            else:
+                self._remember(event, name, count + 1)
+                return name, "aggregated"
+        name = f"{event.ref.name}.{time.time_ns():x}"
+        body = event_body(
+            event, name=name, component=self.component, instance=self.instance, now=now
+        )
+        namespace = body["metadata"]["namespace"]
+        await request_json(self._client, "POST", f"api/v1/namespaces/{namespace}/events", body=body)
+        self._remember(event, name, 1)
+        return name, "created"
+
+    async def _aggregate(self, event: Event, name: str, count: int, now: float) -> None:
+        namespace = event.ref.namespace or "default"
+        await request_json(
+            self._client,
+            "PATCH",
+            f"api/v1/namespaces/{namespace}/events/{name}",
+            body={"count": count, "lastTimestamp": timestamp(now)},
+            content_type=MERGE_PATCH,
+        )
+
+    def _remember(self, event: Event, name: str, count: int) -> None:
+        self._seen[event] = (name, count)
+        self._seen.move_to_end(event)
+        while len(self._seen) > self._max_aggregated:
+            self._seen.popitem(last=False)

@@ -1,0 +1,269 @@
+"""The run loop that composes the runtime: probes and metrics, discovery, watches, events,
+leader election, workers and graceful shutdown.
+
+Order of a run:
+1. serve ``/metrics``, ``/healthz``, ``/readyz``; watch SIGTERM/SIGINT;
+2. discover (a required capability that is missing stops the agent here);
+3. start the watches of served APIs and wait until their caches are synced;
+4. campaign for the Lease (every replica keeps warm caches; only the leader runs workers; a
+   leader that loses the Lease stops its workers and campaigns again);
+5. on a signal: stop taking keys, let reconciles in flight finish within the grace period,
+   release the Lease, stop everything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+from lightkube import AsyncClient
+
+from syncagent.runtime import http
+from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.capabilities import Capabilities, Setting
+from syncagent.runtime.discovery import Discovery, DiscoveryError
+from syncagent.runtime.events import EventRecorder
+from syncagent.runtime.health import Health
+from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
+from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.queue import WorkQueue
+from syncagent.runtime.shutdown import Shutdown, watch_signals
+from syncagent.runtime.watchset import WatchSet
+from syncagent.runtime.workers import Reconcile, resync_every, run_workers
+
+log = logging.getLogger(__name__)
+
+
+def sole_exception(group: BaseExceptionGroup) -> BaseException:
+    """The one exception inside (nested) ``group``, or the group when there are several."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+@dataclass(frozen=True)
+class ManagerOptions:
+    metrics_address: str | None = ":8080"
+    lease: LeaseConfig | None = None  # None: no leader election (a single replica)
+    capability_settings: Mapping[str, Setting] = field(default_factory=dict)
+    discovery_interval: float = 60.0
+    shutdown_grace: float = 30.0
+    watch_timeout: float | None = None
+    handle_signals: bool = True
+
+
+@dataclass
+class _Controller:
+    name: str
+    reconcile: Reconcile
+    queue: WorkQueue
+    concurrency: int
+    resync_period: float | None
+    keys: Callable[[], Iterable[str]] | None
+
+
+class Manager:
+    def __init__(
+        self,
+        client: AsyncClient,
+        options: ManagerOptions,
+        *,
+        metrics: Metrics | None = None,
+        instance: str = "",
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.metrics = metrics or default_metrics()
+        self.health = Health()
+        self.shutdown = Shutdown()
+        self.discovery = Discovery(
+            client,
+            settings=options.capability_settings or None,
+            interval=options.discovery_interval,
+            metrics=self.metrics,
+        )
+        self.watches = WatchSet(
+            client,
+            metrics=self.metrics,
+            on_not_found=self.discovery.request_refresh,
+            watch_timeout=options.watch_timeout,
+        )
+        identity = options.lease.identity if options.lease else ""
+        self.events = EventRecorder(client, instance=instance or identity, metrics=self.metrics)
+        self.elector = (
+            LeaderElector(client, options.lease, metrics=self.metrics) if options.lease else None
+        )
+        self.port: int | None = None
+        self._controllers: list[_Controller] = []
+        self.health.add_readiness("discovery", lambda: self.discovery.capabilities is not None)
+        self.health.add_readiness("caches", lambda: self.watches.synced)
+        self.health.add_readiness(
+            "leader-election", lambda: self.elector is None or self.elector.decided
+        )
+        self.health.add_readiness("running", lambda: not self.shutdown.requested)
+
+    @property
+    def capabilities(self) -> Capabilities | None:
+        return self.discovery.capabilities
+
+    def add_controller(
+        self,
+        name: str,
+        reconcile: Reconcile,
+        *,
+        concurrency: int = 4,
+        resync_period: float | None = None,
+        keys: Callable[[], Iterable[str]] | None = None,
+        backoff: Backoff | None = None,
+        requeue_on_capability_change: bool = False,
+    ) -> WorkQueue:
+        """Register a reconciler; returns its queue (wire cache handlers to ``queue.add``).
+
+        ``keys`` lists every key to reconcile: all of them at the start of leadership, on each
+        resync and, with ``requeue_on_capability_change``, after discovery sees a change.
+        """
+        queue = WorkQueue(name, backoff=backoff, metrics=self.metrics)
+        self._controllers.append(
+            _Controller(name, reconcile, queue, concurrency, resync_period, keys)
+        )
+        if requeue_on_capability_change and keys is not None:
+
+            def requeue(old: Capabilities | None, _new: Capabilities) -> None:
+                if old is not None:
+                    for key in keys():
+                        queue.add(key)
+
+            self.discovery.add_listener(requeue)
+        return queue
+
+    # -- the run loop -------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Run until a signal (or :attr:`shutdown`) stops it; see the module docstring.
+
+        A single failure (a required capability missing, the metrics port taken) is raised as
+        itself, not wrapped in an exception group, so the CLI can report it in one line.
+        """
+        try:
+            await self._run()
+        except BaseExceptionGroup as group:
+            raise sole_exception(group) from None
+
+    async def _run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            if self.options.handle_signals:
+                await tg.start(watch_signals, self.shutdown)
+            if self.options.metrics_address is not None:
+                table = http.routes(metrics=self.metrics, health=self.health)
+                self.port = await tg.start(http.serve, self.options.metrics_address, table)
+            if await self._discover_first():
+                await tg.start(self.discovery.run)
+                await tg.start(self.watches.run, self.discovery)
+                await tg.start(self.events.run)
+                if await self._until_shutdown(self.watches.wait_synced()):
+                    log.info("caches synced")
+                    await self._elect_and_lead()
+            with anyio.move_on_after(2.0):
+                await self.events.flush()
+            tg.cancel_scope.cancel()
+
+    async def _discover_first(self) -> bool:
+        """Discover until the first success; False if shutdown came first."""
+        failures = 0
+        while not self.shutdown.requested:
+            try:
+                await self.discovery.start()
+                return True
+            except DiscoveryError as err:
+                failures += 1
+                delay = Backoff(base=1.0, cap=30.0).delay(failures)
+                log.warning(
+                    "discovery failed; retrying", extra={"error": str(err), "retry_in": delay}
+                )
+                await self._until_shutdown(anyio.sleep(delay))
+        return False
+
+    async def _until_shutdown(self, awaitable: Awaitable[object]) -> bool:
+        """Await ``awaitable`` unless shutdown comes first; True when it completed."""
+        done = False
+        async with anyio.create_task_group() as tg:
+
+            async def body() -> None:
+                nonlocal done
+                await awaitable
+                done = True
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(body)
+            await self.shutdown.wait()
+            tg.cancel_scope.cancel()
+        return done
+
+    async def _elect_and_lead(self) -> None:
+        if self.elector is None:
+            await self._lead()
+            return
+        elector = self.elector
+        async with anyio.create_task_group() as tg:
+
+            async def campaign() -> None:
+                # A lost Lease (say the API server was unreachable past the renew deadline)
+                # cancels the work; campaign again rather than exit, so the agent recovers
+                # without a restart.
+                while not self.shutdown.requested:
+                    try:
+                        await elector.run(self._lead)
+                    except LeadershipLost as err:
+                        log.error("leadership lost; campaigning again", extra={"error": str(err)})
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(campaign)
+            await self.shutdown.wait()
+            if not elector.is_leader:
+                tg.cancel_scope.cancel()
+
+    async def _lead(self) -> None:
+        """Run every controller's workers until shutdown, then drain them within the grace."""
+        async with contextlib.AsyncExitStack() as stack:
+            for c in self._controllers:
+                await stack.enter_async_context(c.queue)
+                for key in c.keys() if c.keys else ():
+                    c.queue.add(key)
+            async with anyio.create_task_group() as work:
+                resyncs = anyio.CancelScope()
+                for c in self._controllers:
+                    work.start_soon(
+                        lambda c=c: run_workers(
+                            c.queue,
+                            c.reconcile,
+                            concurrency=c.concurrency,
+                            controller=c.name,
+                            metrics=self.metrics,
+                        )
+                    )
+                work.start_soon(self._resyncs, resyncs)
+                await self.shutdown.wait()
+                resyncs.cancel()
+                for c in self._controllers:
+                    c.queue.shut_down()
+                work.cancel_scope.deadline = anyio.current_time() + self.options.shutdown_grace
+            if work.cancel_scope.cancelled_caught:
+                log.warning("reconciles cancelled after the shutdown grace period")
+
+    async def _resyncs(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            async with anyio.create_task_group() as tg:
+                for c in self._controllers:
+                    if c.resync_period and c.keys:
+                        tg.start_soon(
+                            lambda c=c: resync_every(c.queue, period=c.resync_period, keys=c.keys)
+                        )

@@ -1,0 +1,146 @@
+"""The agent's watches: one informer per registered target, running only while its API is
+served (design.md §5). Caches outlive their informers, so reconcilers keep one reference.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+from lightkube import AsyncClient
+
+from syncagent.runtime.cache import Cache, Handler, Obj, identity
+from syncagent.runtime.capabilities import Capabilities
+from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS, Discovery
+from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.watch import Informer, WatchTarget
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Entry:
+    target: WatchTarget
+    cache: Cache[Any]
+    scope: anyio.CancelScope | None = None
+
+
+class WatchSet:
+    """Starts and stops informers as discovery finds their APIs served or gone."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        *,
+        optional_groups: Iterable[str] | None = None,
+        metrics: Metrics | None = None,
+        on_not_found: Callable[[], None] | None = None,
+        watch_timeout: float | None = None,
+    ) -> None:
+        self._client = client
+        # Optional groups are watched only while discovery finds them served (default: the
+        # groups discovery looks at); every other group is always watched.
+        if optional_groups is None:
+            optional_groups = [group for group, _ in OPTIONAL_GROUP_VERSIONS]
+        self._optional = frozenset(optional_groups)
+        self._metrics = metrics or default_metrics()
+        self._on_not_found = on_not_found
+        self._watch_timeout = watch_timeout
+        self._entries: list[_Entry] = []
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._caps: Capabilities | None = None
+
+    def add(
+        self,
+        target: WatchTarget,
+        *,
+        transform: Callable[[Obj], Any] = identity,
+        handlers: Iterable[Handler[Any]] = (),
+    ) -> Cache[Any]:
+        """Register a watch; returns its cache. Call before :meth:`run`."""
+        cache: Cache[Any] = Cache(str(target), transform=transform)
+        for handler in handlers:
+            cache.add_handler(handler)
+        self._entries.append(_Entry(target, cache))
+        return cache
+
+    def caches(self) -> list[Cache[Any]]:
+        return [e.cache for e in self._entries]
+
+    def is_optional(self, target: WatchTarget) -> bool:
+        return target.group in self._optional
+
+    def running(self) -> list[WatchTarget]:
+        return [e.target for e in self._entries if e.scope is not None]
+
+    @property
+    def synced(self) -> bool:
+        """Every running watch has listed once (watches of unserved APIs do not count)."""
+        return self._tg is not None and all(
+            e.cache.synced for e in self._entries if e.scope is not None
+        )
+
+    async def wait_synced(self) -> None:
+        while not self.synced:
+            for entry in self._entries:
+                if entry.scope is not None:
+                    await entry.cache.wait_synced()
+            if self._tg is None:
+                await anyio.sleep(0.05)
+
+    def update(self, capabilities: Capabilities | None) -> None:
+        """Start the watches whose API is now served, stop those whose API is gone."""
+        self._caps = capabilities
+        if self._tg is None:
+            return
+        for entry in self._entries:
+            served = not self.is_optional(entry.target) or (
+                capabilities is not None and capabilities.serves(entry.target.gvr)
+            )
+            if served and entry.scope is None:
+                entry.scope = anyio.CancelScope()
+                self._tg.start_soon(self._run_one, entry, name=f"watch {entry.target}")
+                log.info("watch started", extra={"resource": str(entry.target)})
+            elif not served and entry.scope is not None:
+                entry.scope.cancel()
+                entry.scope = None
+                entry.cache.clear()
+                log.info("watch stopped: API not served", extra={"resource": str(entry.target)})
+
+    async def run(
+        self,
+        discovery: Discovery | None = None,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run the watches until cancelled; follow ``discovery`` when given."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                if discovery is not None:
+                    discovery.add_listener(lambda _old, new: self.update(new))
+                    self.update(discovery.capabilities)
+                else:
+                    self.update(self._caps)
+                task_status.started()
+                await anyio.sleep_forever()
+            finally:
+                self._tg = None
+
+    async def _run_one(self, entry: _Entry) -> None:
+        scope = entry.scope
+        assert scope is not None
+        with scope:
+            informer = Informer(
+                self._client,
+                entry.target,
+                cache=entry.cache,
+                metrics=self._metrics,
+                on_not_found=self._on_not_found,
+                watch_timeout=self._watch_timeout,
+            )
+            await informer.run()

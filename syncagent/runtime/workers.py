@@ -1,0 +1,113 @@
+"""Workers: take keys from a :class:`WorkQueue` and reconcile them with bounded concurrency.
+
+A key is never reconciled by two workers at once (the queue guarantees it). An error retries
+the key with backoff; success forgets its failures; ``Result.requeue_after`` schedules it
+again. :func:`resync_every` re-enqueues every known key periodically.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+import anyio
+
+from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.queue import QueueShutDown, WorkQueue
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a reconcile asks of the queue: ``requeue_after`` seconds, or nothing."""
+
+    requeue_after: float | None = None
+
+
+Reconcile = Callable[[str], Awaitable[Result | None]]
+
+
+async def _process(
+    queue: WorkQueue,
+    key: str,
+    reconcile: Reconcile,
+    *,
+    controller: str,
+    metrics: Metrics,
+    limiter: anyio.CapacityLimiter,
+    token: object,
+) -> None:
+    start = time.perf_counter()
+    try:
+        result = await reconcile(key)
+    except Exception as err:
+        delay = queue.add_rate_limited(key)
+        metrics.reconciles.inc(controller=controller, result="error")
+        log.error(
+            "reconcile failed",
+            exc_info=err,
+            extra={"controller": controller, "key": key, "retry_in": round(delay, 3)},
+        )
+    else:
+        queue.forget(key)
+        requeue = result.requeue_after if result else None
+        if requeue is not None:
+            queue.add_after(key, requeue)
+        outcome = "requeue" if requeue is not None else "success"
+        metrics.reconciles.inc(controller=controller, result=outcome)
+    finally:
+        metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
+        queue.done(key)
+        limiter.release_on_behalf_of(token)
+
+
+async def run_workers(
+    queue: WorkQueue,
+    reconcile: Reconcile,
+    *,
+    concurrency: int,
+    controller: str | None = None,
+    metrics: Metrics | None = None,
+) -> None:
+    """Reconcile keys until the queue shuts down, then wait for the reconciles in flight."""
+    if concurrency < 1:
+        raise ValueError(f"workers: concurrency must be at least 1, got {concurrency}")
+    metrics = metrics or default_metrics()
+    limiter = anyio.CapacityLimiter(concurrency)
+    name = controller or queue.name
+    async with anyio.create_task_group() as tg:
+        while True:
+            token = object()
+            await limiter.acquire_on_behalf_of(token)
+            try:
+                key = await queue.get()
+            except QueueShutDown:
+                limiter.release_on_behalf_of(token)
+                return
+            tg.start_soon(
+                lambda k=key, t=token: _process(
+                    queue,
+                    k,
+                    reconcile,
+                    controller=name,
+                    metrics=metrics,
+                    limiter=limiter,
+                    token=t,
+                ),
+                name=f"reconcile {name} {key}",
+            )
+
+
+async def resync_every(
+    queue: WorkQueue, *, period: float, keys: Callable[[], Iterable[str]]
+) -> None:
+    """Re-enqueue every key from ``keys()`` each ``period`` seconds, until cancelled."""
+    if period <= 0:
+        raise ValueError(f"resync: period must be positive, got {period}")
+    while not queue.shutting_down:
+        await anyio.sleep(period)
+        for key in keys():
+            queue.add(key)

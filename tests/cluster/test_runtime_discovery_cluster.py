@@ -1,0 +1,90 @@
+import pytest
+
+from syncagent.runtime import capabilities as caps
+from syncagent.runtime.capabilities import (
+    DISAGGREGATEDSETS,
+    LEADERWORKERSETS,
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    GroupVersionResource,
+    Setting,
+)
+from syncagent.runtime.discovery import Discovery, served_resources
+from syncagent.runtime.metrics import Metrics
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_sees_grove_lws_and_ds_groups(async_client):
+    served = await served_resources(
+        async_client,
+        [
+            ("grove.io", "v1alpha1"),
+            ("leaderworkerset.x-k8s.io", "v1"),
+            ("disaggregatedset.x-k8s.io", "v1"),
+            ("nope.example.com", "v1"),
+        ],
+    )
+    for gvr in (
+        PODCLIQUESETS,
+        PODCLIQUES,
+        PODCLIQUESCALINGGROUPS,
+        LEADERWORKERSETS,
+        DISAGGREGATEDSETS,
+    ):
+        assert gvr in served, gvr
+    # Subresources are not resources; an unknown group is simply absent (404), not an error.
+    assert not any("/" in gvr.resource for gvr in served)
+    assert not any(gvr.group == "nope.example.com" for gvr in served)
+
+
+async def test_example_1_capabilities_from_a_server_serving_all_three(async_client):
+    metrics = Metrics()
+    discovery = Discovery(async_client, metrics=metrics)
+    changes = []
+    discovery.add_listener(lambda old, new: changes.append((old, new)))
+    assert discovery.capabilities is None
+    got = await discovery.start()
+    assert (got.grove, got.lws, got.disaggregated_set) == (True, True, True)
+    assert got.grove_api
+    assert got.disaggregated_set_api
+    assert discovery.capabilities == got
+    assert changes == [(None, got)]
+    assert metrics.capabilities.value(name="disaggregatedSet") == 1
+    # An unchanged refresh tells nobody.
+    assert await discovery.refresh() == got
+    assert len(changes) == 1
+
+
+async def test_overrides_switch_pathways_off_but_not_the_apis(async_client):
+    settings = caps.capability_overrides([("grove", Setting.FALSE), ("lws", Setting.FALSE)])
+    got = await Discovery(async_client, settings=settings, metrics=Metrics()).start()
+    assert not got.grove
+    assert not got.lws
+    assert not got.disaggregated_set
+    assert got.grove_api
+    assert got.disaggregated_set_api
+
+
+async def test_required_capability_not_among_the_discovered_groups_refuses_to_start(async_client):
+    # Discovery only looks at the groups it is given: without grove.io, grove is "not served".
+    settings = caps.capability_overrides([("grove", Setting.TRUE)])
+    discovery = Discovery(
+        async_client,
+        settings=settings,
+        group_versions=[("leaderworkerset.x-k8s.io", "v1")],
+        metrics=Metrics(),
+    )
+    with pytest.raises(caps.CapabilityRequiredError) as exc:
+        await discovery.start()
+    assert str(exc.value) == (
+        'capability "grove" is required but grove.io/v1alpha1 podcliquesets is not served'
+    )
+    assert discovery.capabilities is None
+
+
+async def test_core_groups_work_too(async_client):
+    served = await served_resources(async_client, [("", "v1"), ("apps", "v1")])
+    assert GroupVersionResource("", "v1", "configmaps") in served
+    assert GroupVersionResource("apps", "v1", "deployments") in served

@@ -1,0 +1,189 @@
+"""The run loop against a real API server: probes, metrics, leadership, graceful shutdown."""
+
+import time
+
+import anyio
+import pytest
+from test_runtime_support import config_map, create, eventually
+
+from syncagent.runtime.cache import enqueue, self_key
+from syncagent.runtime.client import request_json
+from syncagent.runtime.leader import LeaseConfig, micro_time
+from syncagent.runtime.manager import Manager, ManagerOptions
+from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.watch import WatchTarget
+
+pytestmark = pytest.mark.anyio
+
+
+async def http_get(port: int, path: str) -> tuple[int, str]:
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        await stream.send(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        chunks = []
+        with anyio.fail_after(5):
+            try:
+                while True:
+                    chunks.append(await stream.receive())
+            except anyio.EndOfStream:
+                pass
+    head, _, body = b"".join(chunks).decode().partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+class Agent:
+    """A Manager reconciling labelled ConfigMaps of one namespace; it records what it did."""
+
+    def __init__(self, client, namespace: str, identity: str, *, gate: anyio.Event | None = None):
+        lease = LeaseConfig(
+            namespace=namespace,
+            name="agent",
+            identity=identity,
+            lease_duration=3.0,
+            renew_deadline=2.0,
+            retry_period=0.5,
+        )
+        options = ManagerOptions(
+            metrics_address="127.0.0.1:0", lease=lease, handle_signals=False, shutdown_grace=10
+        )
+        self.manager = Manager(client, options, metrics=Metrics())
+        self.reconciled: list[str] = []
+        self.finished: list[str] = []
+        self.gate = gate
+        cache = None
+
+        async def reconcile(key: str) -> None:
+            self.reconciled.append(key)
+            if self.gate is not None:
+                await self.gate.wait()
+            self.finished.append(key)
+
+        queue = self.manager.add_controller(
+            "configmaps",
+            reconcile,
+            concurrency=2,
+            resync_period=60,
+            keys=lambda: cache.keys() if cache is not None else [],
+        )
+        target = WatchTarget(
+            "", "v1", "configmaps", namespace=namespace, label_selector="app=agent"
+        )
+        cache = self.manager.watches.add(target, handlers=[enqueue(queue.add, self_key)])
+        self.done = anyio.Event()
+
+    async def run(self) -> None:
+        try:
+            await self.manager.run()
+        finally:
+            self.done.set()
+
+    @property
+    def leading(self) -> bool:
+        return self.manager.elector is not None and self.manager.elector.is_leader
+
+
+async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
+    await create(async_client, config_map(namespace, "one", labels={"app": "agent"}))
+    await create(async_client, config_map(namespace, "ignored", labels={"app": "other"}))
+    agent = Agent(async_client, namespace, "solo")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.run)
+        await eventually(lambda: agent.manager.port is not None, deadline=10, what="the port")
+        port = agent.manager.port
+        status, _ = await http_get(port, "/healthz")
+        assert status == 200
+
+        async def ready() -> bool:
+            return (await http_get(port, "/readyz"))[0] == 200
+
+        await eventually(ready, deadline=10, what="/readyz")
+        await eventually(lambda: f"{namespace}/one" in agent.finished, deadline=10, what="one")
+        await create(async_client, config_map(namespace, "two", labels={"app": "agent"}))
+        await eventually(lambda: f"{namespace}/two" in agent.finished, deadline=10, what="two")
+        assert f"{namespace}/ignored" not in agent.reconciled
+
+        status, text = await http_get(port, "/metrics")
+        assert status == 200
+        assert 'syncagent_reconcile_total{controller="configmaps",result="success"}' in text
+        assert 'syncagent_leader{lease="' + namespace + '/agent"} 1' in text
+        assert 'syncagent_capability{name="lws"} 1' in text
+
+        agent.manager.shutdown.request("test")
+        with anyio.fail_after(10):
+            await agent.done.wait()
+    spec = (await lease(async_client, namespace))["spec"]
+    assert not spec.get("holderIdentity")  # released on shutdown
+
+
+async def lease(client, namespace: str) -> dict:
+    return await request_json(
+        client, "GET", f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
+    )
+
+
+async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_hands_over(
+    async_client, namespace
+):
+    await create(async_client, config_map(namespace, "cm", labels={"app": "agent"}))
+    gate = anyio.Event()
+    a = Agent(async_client, namespace, "a", gate=gate)
+    b = Agent(async_client, namespace, "b", gate=gate)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(a.run)
+        tg.start_soon(b.run)
+        await eventually(lambda: a.leading or b.leading, deadline=15, what="a leader")
+        leader, follower = (a, b) if a.leading else (b, a)
+        await eventually(lambda: leader.reconciled == [f"{namespace}/cm"], deadline=10, what="cm")
+        # A follower becomes ready too: caches synced, leadership decided (as follower).
+        await eventually(
+            lambda: follower.manager.health.ready()[0], deadline=10, what="follower ready"
+        )
+        assert not follower.leading
+        assert follower.reconciled == []
+
+        # Shutdown with a reconcile in flight: no new keys, the in-flight one finishes, and
+        # only then is the Lease released.
+        leader.manager.shutdown.request("test")
+        assert not leader.manager.health.ready()[0]
+        assert (await lease(async_client, namespace))["spec"]["holderIdentity"] == (
+            leader.manager.options.lease.identity
+        )
+        assert not leader.done.is_set()
+        gate.set()
+        with anyio.fail_after(10):
+            await leader.done.wait()
+        assert leader.finished == [f"{namespace}/cm"]
+
+        # The follower takes over at once (released Lease) and reconciles every key.
+        await eventually(lambda: follower.leading, deadline=5, what="the handover")
+        await eventually(
+            lambda: follower.finished == [f"{namespace}/cm"], deadline=10, what="follower work"
+        )
+        follower.manager.shutdown.request("test")
+        with anyio.fail_after(10):
+            await follower.done.wait()
+        tg.cancel_scope.cancel()
+
+
+async def test_a_leader_that_loses_the_lease_stops_and_campaigns_again(async_client, namespace):
+    agent = Agent(async_client, namespace, "a")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.run)
+        await eventually(lambda: agent.leading, deadline=15, what="leadership")
+        # Someone takes the Lease by force; the agent cannot renew and stops leading ...
+        current = await lease(async_client, namespace)
+        current["spec"]["holderIdentity"] = "intruder"
+        current["spec"]["renewTime"] = micro_time(time.time())
+        path = f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
+        await request_json(async_client, "PUT", path, body=current)
+        await eventually(lambda: not agent.leading, deadline=5, what="the agent to step down")
+        assert not agent.done.is_set()  # the process keeps running
+        # ... and leads again once the intruder's lease expires, with working queues.
+        await eventually(lambda: agent.leading, deadline=10, what="leadership again")
+        await create(async_client, config_map(namespace, "after", labels={"app": "agent"}))
+        await eventually(
+            lambda: f"{namespace}/after" in agent.finished, deadline=10, what="work after"
+        )
+        agent.manager.shutdown.request("test")
+        with anyio.fail_after(10):
+            await agent.done.wait()
+        tg.cancel_scope.cancel()

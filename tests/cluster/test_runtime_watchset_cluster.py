@@ -1,0 +1,92 @@
+import anyio
+import pytest
+from test_runtime_support import config_map, create, eventually
+
+from syncagent.runtime import capabilities as caps
+from syncagent.runtime.cache import ChangeType
+from syncagent.runtime.client import make_client, request_json
+from syncagent.runtime.discovery import Discovery
+from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.watch import WatchTarget
+from syncagent.runtime.watchset import WatchSet
+
+pytestmark = pytest.mark.anyio
+
+
+def lws(namespace: str, name: str) -> dict:
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {
+                    "spec": {"containers": [{"name": "main", "image": "registry.example/a:1"}]}
+                },
+            }
+        },
+    }
+
+
+def served(*gvrs) -> caps.Capabilities:
+    return caps.resolve(set(gvrs), caps.capability_overrides(()))
+
+
+async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespace):
+    path = f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets"
+    await request_json(async_client, "POST", path, body=lws(namespace, "w"))
+    await create(async_client, config_map(namespace, "c"))
+    ws = WatchSet(async_client, metrics=Metrics())
+    lws_target = WatchTarget(
+        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
+    )
+    lws_cache = ws.add(lws_target)
+    cm_target = WatchTarget("", "v1", "configmaps", namespace=namespace)
+    cm_cache = ws.add(cm_target)
+    changes = []
+    lws_cache.add_handler(changes.append)
+    async with anyio.create_task_group() as tg:
+        await tg.start(ws.run)
+        # Before discovery: core watches run, optional ones do not.
+        assert ws.running() == [cm_target]
+        with anyio.fail_after(10):
+            await ws.wait_synced()
+        assert cm_cache.get(namespace, "c") is not None
+
+        ws.update(served(caps.LEADERWORKERSETS))
+        assert lws_target in ws.running()
+        await eventually(lambda: lws_cache.get(namespace, "w") is not None, deadline=10, what="w")
+
+        ws.update(served())  # the LWS API went away
+        assert lws_target not in ws.running()
+        assert len(lws_cache) == 0
+        assert not lws_cache.synced
+        assert changes[-1].type is ChangeType.DELETED
+        assert ws.synced  # only running watches count
+        tg.cancel_scope.cancel()
+
+
+async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, namespace):
+    metrics = Metrics()
+    client = make_client(kubeconfig=control_plane.kubeconfig, metrics=metrics)
+    try:
+        discovery = Discovery(client, metrics=metrics)
+        await discovery.start()
+        ws = WatchSet(client, metrics=metrics, on_not_found=discovery.request_refresh)
+        target = WatchTarget(
+            "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
+        )
+        cache = ws.add(target)
+        async with anyio.create_task_group() as tg:
+            await tg.start(ws.run, discovery)
+            assert ws.running() == [target]
+            with anyio.fail_after(10):
+                await ws.wait_synced()
+            tg.cancel_scope.cancel()
+        assert cache.synced
+        # Every request went through the instrumented client.
+        assert metrics.api_requests.total(verb="get", resource="") >= 4  # discovery documents
+        assert metrics.api_requests.total(verb="list", resource="leaderworkersets") == 1
+    finally:
+        await client.close()

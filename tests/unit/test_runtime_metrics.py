@@ -1,0 +1,134 @@
+import re
+
+import pytest
+
+from syncagent.runtime.metrics import Metrics, Registry, format_value
+
+SAMPLE = re.compile(
+    r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? \S+$'
+)
+
+
+def test_counter_text_format():
+    r = Registry()
+    c = r.counter("x_total", "Things done.", ("kind", "result"))
+    c.inc(kind="Deployment", result="created")
+    c.inc(2, kind="Deployment", result="created")
+    c.inc(kind="Service", result="unchanged")
+    assert r.render() == (
+        "# HELP x_total Things done.\n"
+        "# TYPE x_total counter\n"
+        'x_total{kind="Deployment",result="created"} 3\n'
+        'x_total{kind="Service",result="unchanged"} 1\n'
+    )
+
+
+def test_label_values_and_help_are_escaped():
+    r = Registry()
+    c = r.counter("e_total", "a\\b\nc", ("v",))
+    c.inc(v='say "hi"\\\n')
+    text = r.render()
+    assert "# HELP e_total a\\\\b\\nc\n" in text
+    assert 'e_total{v="say \\"hi\\"\\\\\\n"} 1' in text
+    for line in text.splitlines():
+        assert line.startswith("#") or SAMPLE.match(line), line
+
+
+def test_gauge_set_inc_dec_and_unlabelled():
+    r = Registry()
+    g = r.gauge("depth", "Depth.")
+    g.set(5)
+    g.inc()
+    g.dec(3)
+    assert g.value() == 3
+    assert "depth 3\n" in r.render()
+
+
+def test_histogram_buckets_are_cumulative_with_sum_and_count():
+    r = Registry()
+    h = r.histogram("d_seconds", "Durations.", ("c",), buckets=(0.1, 1.0))
+    for v in (0.05, 0.1, 0.5, 3.0):
+        h.observe(v, c="dgd")
+    lines = r.render().splitlines()
+    assert lines[1] == "# TYPE d_seconds histogram"
+    assert lines[2:] == [
+        'd_seconds_bucket{c="dgd",le="0.1"} 2',
+        'd_seconds_bucket{c="dgd",le="1"} 3',
+        'd_seconds_bucket{c="dgd",le="+Inf"} 4',
+        'd_seconds_sum{c="dgd"} 3.65',
+        'd_seconds_count{c="dgd"} 4',
+    ]
+
+
+def test_counter_cannot_decrease():
+    c = Registry().counter("c_total", "C.")
+    with pytest.raises(ValueError, match="cannot decrease"):
+        c.inc(-1)
+
+
+def test_wrong_labels_are_rejected_naming_the_metric():
+    c = Registry().counter("c_total", "C.", ("a",))
+    with pytest.raises(ValueError, match="c_total"):
+        c.inc(b="x")
+
+
+def test_duplicate_registration_is_rejected():
+    r = Registry()
+    r.counter("c_total", "C.")
+    with pytest.raises(ValueError, match="already registered"):
+        r.gauge("c_total", "again")
+
+
+def test_histogram_rejects_unsorted_buckets_and_le_label():
+    r = Registry()
+    with pytest.raises(ValueError, match="increasing"):
+        r.histogram("h1", "H.", buckets=(1.0, 0.5))
+    with pytest.raises(ValueError, match="reserved"):
+        r.histogram("h2", "H.", ("le",))
+
+
+def test_total_sums_matching_label_sets():
+    c = Registry().counter("r_total", "R.", ("verb", "dry_run"))
+    c.inc(verb="patch", dry_run="true")
+    c.inc(2, verb="patch", dry_run="false")
+    c.inc(verb="get", dry_run="false")
+    assert c.total(verb="patch") == 3
+    assert c.total(dry_run="false") == 3
+    assert c.total() == 4
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1"),
+        (0.25, "0.25"),
+        (float("inf"), "+Inf"),
+        (float("-inf"), "-Inf"),
+        (float("nan"), "NaN"),
+    ],
+)
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
+def test_agent_metrics_render_every_declared_family():
+    m = Metrics()
+    m.reconciles.inc(controller="dgd", result="success")
+    m.reconcile_duration.observe(0.2, controller="dgd")
+    m.apply_actions.inc(kind="Deployment", result="unchanged")
+    m.conflicts.inc(kind="Deployment", manager="kubectl")
+    m.queue_depth.set(4, queue="dgd")
+    m.api_requests.inc(verb="patch", resource="deployments", dry_run="true", code="200")
+    text = m.render()
+    for family in (
+        "syncagent_reconcile_total",
+        "syncagent_reconcile_duration_seconds",
+        "syncagent_apply_actions_total",
+        "syncagent_apply_conflicts_total",
+        "syncagent_workqueue_depth",
+        "syncagent_api_requests_total",
+    ):
+        assert f"# TYPE {family} " in text
+    assert 'syncagent_workqueue_depth{queue="dgd"} 4' in text
+    for line in text.splitlines():
+        assert line.startswith("#") or SAMPLE.match(line), line

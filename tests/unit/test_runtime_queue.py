@@ -1,0 +1,276 @@
+import itertools
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.queue import QueueShutDown, WorkQueue
+from syncagent.runtime.workers import Result, resync_every, run_workers
+
+pytestmark = pytest.mark.anyio
+
+NO_JITTER = Backoff(base=0.01, cap=1.0, jitter=0.0)
+
+
+async def wait_until(predicate, *, deadline=5.0):
+    """Poll ``predicate`` until it holds; fail after ``deadline`` seconds."""
+    with anyio.fail_after(deadline):
+        while not predicate():  # noqa: ASYNC110 - polling with a deadline is the test rule
+            await anyio.sleep(0.001)
+
+
+async def test_duplicate_adds_are_held_once():
+    metrics = Metrics()
+    q = WorkQueue("q", metrics=metrics)
+    for key in ["a", "b", "a", "a", "c", "b"]:
+        q.add(key)
+    assert len(q) == 3
+    assert metrics.queue_depth.value(queue="q") == 3
+    assert [await q.get() for _ in range(3)] == ["a", "b", "c"]
+    assert metrics.queue_depth.value(queue="q") == 0
+
+
+async def test_key_added_while_processing_is_not_handed_out_until_done():
+    q = WorkQueue("q", metrics=Metrics())
+    q.add("a")
+    assert await q.get() == "a"
+    q.add("a")
+    q.add("a")
+    assert len(q) == 0  # not ready while "a" is processing
+    q.add("b")
+    assert await q.get() == "b"
+    q.done("a")
+    assert len(q) == 1
+    assert await q.get() == "a"
+    q.done("a")
+    assert len(q) == 0
+
+
+async def test_done_without_re_add_does_not_requeue():
+    q = WorkQueue("q", metrics=Metrics())
+    q.add("a")
+    await q.get()
+    q.done("a")
+    assert len(q) == 0
+    assert q.pending() == frozenset()
+
+
+async def test_get_waits_for_an_add():
+    q = WorkQueue("q", metrics=Metrics())
+    got = []
+
+    async def getter():
+        got.append(await q.get())
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(getter)
+        await anyio.lowlevel.checkpoint()
+        assert got == []
+        q.add("x")
+    assert got == ["x"]
+
+
+async def test_shut_down_wakes_getters_and_drops_pending():
+    q = WorkQueue("q", metrics=Metrics())
+    errors = []
+
+    async def getter():
+        try:
+            await q.get()
+        except QueueShutDown:
+            errors.append("shutdown")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(getter)
+        tg.start_soon(getter)
+        await anyio.lowlevel.checkpoint()
+        q.shut_down()
+    assert errors == ["shutdown", "shutdown"]
+    q.add("late")
+    assert len(q) == 0
+
+
+async def test_add_after_delays_and_keeps_earliest_due_time():
+    async with WorkQueue("q", metrics=Metrics()) as q:
+        start = anyio.current_time()
+        q.add_after("a", 0.2)
+        q.add_after("a", 0.05)  # earlier wins
+        q.add_after("a", 5.0)  # later is ignored
+        assert len(q) == 0
+        with anyio.fail_after(2):
+            assert await q.get() == "a"
+        elapsed = anyio.current_time() - start
+        assert 0.05 <= elapsed < 0.2
+        q.done("a")
+        assert q.pending() == frozenset()
+
+
+async def test_add_rate_limited_backs_off_exponentially_and_forget_resets():
+    metrics = Metrics()
+    async with WorkQueue("q", backoff=NO_JITTER, metrics=metrics) as q:
+        assert [q.add_rate_limited("k") for _ in range(3)] == [0.01, 0.02, 0.04]
+        assert q.failures("k") == 3
+        assert metrics.queue_retries.value(queue="q") == 3
+        q.forget("k")
+        assert q.failures("k") == 0
+        assert q.add_rate_limited("k") == 0.01
+        with anyio.fail_after(2):
+            assert await q.get() == "k"
+
+
+async def test_workers_never_process_one_key_concurrently_and_reprocess_after():
+    metrics = Metrics()
+    running: set[str] = set()
+    overlaps = []
+    calls: dict[str, int] = {}
+    first_started = anyio.Event()
+    release_first = anyio.Event()
+
+    async def reconcile(key):
+        if key in running:
+            overlaps.append(key)
+        running.add(key)
+        calls[key] = calls.get(key, 0) + 1
+        if calls[key] == 1:
+            first_started.set()
+            await release_first.wait()
+        running.discard(key)
+
+    async with WorkQueue("q", metrics=metrics) as q, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=4, metrics=metrics))
+        q.add("a")
+        await first_started.wait()
+        q.add("a")  # re-added while processing
+        q.add("a")
+        await anyio.sleep(0.01)
+        assert calls["a"] == 1
+        release_first.set()
+        await wait_until(lambda: calls["a"] == 2 and "a" not in q.processing())
+        q.shut_down()
+    assert overlaps == []
+    assert calls == {"a": 2}
+    assert metrics.reconciles.value(controller="q", result="success") == 2
+
+
+async def test_concurrency_is_bounded():
+    metrics = Metrics()
+    active = 0
+    peak = 0
+    done = 0
+    gate = anyio.Event()
+
+    async def reconcile(key):
+        nonlocal active, peak, done
+        active += 1
+        peak = max(peak, active)
+        await gate.wait()
+        active -= 1
+        done += 1
+
+    async with WorkQueue("q", metrics=metrics) as q, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=3, metrics=metrics))
+        for i in range(10):
+            q.add(str(i))
+        await wait_until(lambda: active == 3)
+        await anyio.sleep(0.01)
+        assert active == 3
+        assert len(q) == 7
+        gate.set()
+        await wait_until(lambda: done == 10)
+        q.shut_down()
+    assert peak == 3
+
+
+async def test_error_retries_with_backoff_then_success_forgets():
+    metrics = Metrics()
+    attempts = []
+
+    async def reconcile(key):
+        attempts.append(anyio.current_time())
+        if len(attempts) < 3:
+            raise RuntimeError("boom")
+
+    backoff = Backoff(base=0.05, cap=1.0, jitter=0.0)
+    async with (
+        WorkQueue("q", backoff=backoff, metrics=metrics) as q,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=2, metrics=metrics))
+        q.add("k")
+        await wait_until(lambda: len(attempts) == 3 and q.failures("k") == 0)
+        q.shut_down()
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    assert gaps[0] >= 0.05
+    assert gaps[1] >= 0.1
+    assert metrics.reconciles.value(controller="q", result="error") == 2
+    assert metrics.reconciles.value(controller="q", result="success") == 1
+    assert metrics.reconcile_duration.count(controller="q") == 3
+
+
+async def test_requeue_after_schedules_the_key_again():
+    metrics = Metrics()
+    calls = []
+
+    async def reconcile(key):
+        calls.append(key)
+        return Result(requeue_after=0.02) if len(calls) == 1 else None
+
+    async with WorkQueue("q", metrics=metrics) as q, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=1, metrics=metrics))
+        q.add("k")
+        await wait_until(lambda: len(calls) == 2)
+        q.shut_down()
+    assert metrics.reconciles.value(controller="q", result="requeue") == 1
+
+
+async def test_shutdown_lets_in_flight_finish_and_starts_nothing_new():
+    metrics = Metrics()
+    started = []
+    finished = []
+    gate = anyio.Event()
+
+    async def reconcile(key):
+        started.append(key)
+        await gate.wait()
+        finished.append(key)
+
+    async with WorkQueue("q", metrics=metrics) as q, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=1, metrics=metrics))
+        q.add("a")
+        q.add("b")
+        await wait_until(lambda: started == ["a"])
+        q.shut_down()
+        gate.set()
+        # run_workers returned only after "a" finished
+    assert finished == ["a"]
+    assert started == ["a"]
+
+
+async def test_resync_reenqueues_every_key():
+    q = WorkQueue("q", metrics=Metrics())
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: resync_every(q, period=0.01, keys=lambda: ["x", "y"]))
+        await wait_until(lambda: len(q) == 2)
+        tg.cancel_scope.cancel()
+    assert q.pending() == {"x", "y"}
+
+
+async def test_workers_reject_zero_concurrency():
+    with pytest.raises(ValueError, match="concurrency"):
+        await run_workers(WorkQueue("q", metrics=Metrics()), None, concurrency=0)
+
+
+async def test_queue_survives_leaving_and_reentering_its_timer_context():
+    q = WorkQueue("q", metrics=Metrics())
+    async with q:
+        q.add_after("later", 0.05)
+    # Leadership lost and regained: the delayed key is still delivered, and plain adds work.
+    assert not q.shutting_down
+    async with q:
+        with anyio.fail_after(2):
+            assert await q.get() == "later"
+        q.done("later")
+        q.add("now")
+        assert await q.get() == "now"
