@@ -18,6 +18,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace
 
 from syncagent.devcluster import ControlPlane, ensure_binaries, versions
+from syncagent.devcluster.build import ensure_helm
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_MANAGER = "syncagent-tests"
@@ -115,21 +116,25 @@ _skipped: list[str] = []
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cluster_dir = REPO / "tests" / "cluster"
     for item in items:
-        if cluster_dir in Path(str(item.path)).parents:
+        path = Path(str(item.path))
+        if cluster_dir in path.parents:
             item.add_marker(pytest.mark.cluster)
+        if path.name.startswith("test_helm"):
+            item.add_marker(pytest.mark.helm)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    # Build (or find) the binaries before any test runs, outside every per-test timeout: a cold
-    # build of kube-apiserver takes many minutes.
-    if any(item.get_closest_marker("cluster") for item in session.items):
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    # Build (or find) the Go binaries before any test runs, outside every per-test timeout: a
+    # cold build of kube-apiserver takes many minutes.
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    needs = {m for item in session.items for m in ("cluster", "helm") if item.get_closest_marker(m)}
+    builders = {"cluster": lambda: ensure_binaries().kube_apiserver.parent, "helm": ensure_helm}
+    for need in sorted(needs):
         started = time.monotonic()
-        binaries = ensure_binaries()
+        where = builders[need]()
         if reporter is not None:
             reporter.write_line(
-                f"control-plane binaries ready in {time.monotonic() - started:.1f}s: "
-                f"{binaries.kube_apiserver.parent}"
+                f"{need} binaries ready in {time.monotonic() - started:.1f}s: {where}"
             )
 
 
