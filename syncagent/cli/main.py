@@ -18,7 +18,17 @@ from syncagent import __version__
 from syncagent.cli.errors import UserError
 
 # Each module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-SUBCOMMANDS: tuple[str, ...] = ("devcluster", "render", "convert", "crds")
+SUBCOMMANDS: tuple[str, ...] = (
+    "devcluster",
+    "render",
+    "convert",
+    "crds",
+    "run",
+    "plan",
+    "blame",
+    "conflicts",
+    "managers",
+)
 
 EPILOG = """exit codes:
   0  success (plan: no changes)

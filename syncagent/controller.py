@@ -1,0 +1,245 @@
+"""The outer reconcilers (design.md §3).
+
+- DGD: read the graph from the cache, route it (spec/routing.md §2), validate, run the program,
+  persist the status ONCE (forced SSA on the status subresource under
+  ``syncagent/graph-status``, with the graph's resourceVersion as read at the start as a
+  precondition), then emit the queued events.
+- DCD: render and apply its Deployment or LeaderWorkerSet and Service (ownership pass
+  included), then its status under ``syncagent/component-status``, then its events.
+
+Objects with ``metadata.deletionTimestamp`` are not reconciled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from fieldmanagers import component_status as component_status_manager
+from fieldmanagers import graph_status as graph_status_manager
+from syncagent import routing, status
+from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.programs.base import ProgramResult, QueuedEvent
+from syncagent.programs.context import GraphContext, build_status, status_events
+from syncagent.programs.dispatch import dcd_component_names, run_program
+from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.workload import ComponentContext, WorkloadProgram
+from syncagent.programs.writes import Writer
+from syncagent.runtime.cache import split_key
+from syncagent.runtime.capabilities import Capabilities
+from syncagent.runtime.events import EventRecorder, ObjectRef
+from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.workers import Result
+from syncagent.ssa import Engine, PreconditionError
+
+log = logging.getLogger(__name__)
+
+DGD = "DynamoGraphDeployment"
+DCD = "DynamoComponentDeployment"
+API_VERSION = "nvidia.com/v1beta1"
+STALE_READ_RETRY = 1.0
+GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+
+
+class RetryLater(Exception):
+    """The reconcile ended in an error after its status was persisted: back off and retry."""
+
+
+@dataclass
+class Reconcilers:
+    """The DGD and DCD reconcilers of one agent, sharing the engine, caches and recorder."""
+
+    engine: Engine
+    store: Store
+    recorder: EventRecorder
+    capabilities: Callable[[], Capabilities | None]
+    metrics: Metrics | None = None
+    discovery_backend: str = "kubernetes"
+
+    # -- DGD ----------------------------------------------------------------------------------
+    async def reconcile_graph(self, key: str) -> Result | None:
+        namespace, name = split_key(key)
+        graph = self.store.get(DGD, namespace, name)
+        caps = self.capabilities()
+        if graph is None or being_deleted(graph):
+            return None
+        if caps is None:
+            return Result(requeue_after=1.0)
+        ctx = self._graph_context(graph, caps)
+        outcome = await self._run_graph(ctx)
+        return await self._finish_graph(ctx, outcome)
+
+    def _graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
+        meta = graph.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        components = list((graph.get("spec") or {}).get("components") or [])
+        recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
+        if recorded is None:
+            uid, ns = str(meta.get("uid")), str(meta.get("namespace"))
+            owns = {
+                kind: any(controlled_by(o, uid) for o in self.store.list(kind, ns))
+                for kind in (DCD, "PodCliqueSet", "DisaggregatedSet")
+            }
+            recorded = routing.recorded_from_children(
+                annotations,
+                pcs=owns["PodCliqueSet"],
+                ds=owns["DisaggregatedSet"],
+                dcds=owns[DCD],
+            )
+        selection = routing.select_pathway(
+            annotations,
+            caps,  # type: ignore[arg-type]  # same attributes as routing.Capabilities
+            recorded=recorded,
+            ds_reason=lambda: routing.ds_ineligibility(components, caps),  # type: ignore[arg-type]
+        )
+        return GraphContext(
+            graph=graph,
+            caps=caps,
+            selection=selection,
+            recorded=recorded,
+            store=self.store,
+            writer=Writer(self.engine, metrics=self.metrics),
+            discovery_backend=self.discovery_backend,
+        )
+
+    async def _run_graph(self, ctx: GraphContext) -> ProgramResult:
+        problems = _validate(ctx)
+        if problems:
+            for problem in problems:
+                log.warning(
+                    f"{ctx.ref}: {problem}",
+                    extra={"object": ctx.ref, "field": problem.split(":")[0]},
+                )
+            message = "; ".join(problems)
+            result = status.failed(status.VALIDATION_FAILED, message)
+            previous = ctx.previous.get("components")
+            return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
+        return await run_program(ctx)
+
+    async def _finish_graph(self, ctx: GraphContext, outcome: ProgramResult) -> Result | None:
+        try:
+            await self._write_status(
+                ctx.graph, outcome.status, graph_status_manager.MANAGER.name, precondition=True
+            )
+        except PreconditionError:
+            # A stale read: persist nothing, emit nothing, and look again with the new object.
+            # The watch event of the newer graph re-queues it at once; this is only a fallback,
+            # delayed so a cache that lags (a watch reconnecting) does not spin the key.
+            log.info("graph changed during reconcile; requeued", extra={"object": ctx.ref})
+            return Result(requeue_after=STALE_READ_RETRY)
+        events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
+        self._emit(ctx.graph, events)
+        if outcome.retry:
+            raise RetryLater(f"{ctx.ref}: {_ready_message(outcome.status)}")
+        return Result(requeue_after=outcome.requeue_after) if outcome.requeue_after else None
+
+    # -- DCD ----------------------------------------------------------------------------------
+    async def reconcile_component(self, key: str) -> Result | None:
+        namespace, name = split_key(key)
+        dcd = self.store.get(DCD, namespace, name)
+        caps = self.capabilities()
+        if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
+            return None
+        if caps is None:
+            return Result(requeue_after=1.0)
+        writer = Writer(self.engine, metrics=self.metrics, on=dcd)
+        ctx = ComponentContext(
+            dcd=dcd,
+            caps=caps,
+            store=self.store,
+            writer=writer,
+            discovery_backend=self.discovery_backend,
+        )
+        outcome = await WorkloadProgram().reconcile(ctx)
+        await self._write_status(
+            dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
+        )
+        self._emit(dcd, outcome.events + _component_error_events(dcd, outcome.status))
+        if outcome.retry:
+            raise RetryLater(f"{ctx.ref}: {_available_message(outcome.status)}")
+        return None
+
+    def _graph_gone(self, dcd: Obj) -> bool:
+        """A DCD of a graph that no longer exists is garbage collection's (or, while it lacks
+        its controller reference, its graph's) business: rendering it would create workloads
+        and, as a seemingly standalone DCD, a discovery identity nobody cleans up."""
+        meta = dcd.get("metadata") or {}
+        namespace = str(meta.get("namespace"))
+        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
+        graph_ref = next((r for r in refs if r.get("kind") == DGD), None)
+        if graph_ref is not None:
+            live = self.store.get(DGD, namespace, str(graph_ref.get("name")))
+            return live is None or (live.get("metadata") or {}).get("uid") != graph_ref.get("uid")
+        graph_name = (meta.get("labels") or {}).get(GRAPH_LABEL)
+        return not refs and bool(graph_name)
+
+    # -- shared -------------------------------------------------------------------------------
+    async def _write_status(
+        self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
+    ) -> bool:
+        """Write the whole status once, and only when it differs from the live one."""
+        if status.status_equal(desired, obj.get("status")):
+            return False
+        meta = obj.get("metadata") or {}
+        body_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"]}
+        if precondition:
+            body_meta["resourceVersion"] = meta["resourceVersion"]
+        body = {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "metadata": body_meta,
+            "status": desired,
+        }
+        writer = Writer(self.engine, metrics=self.metrics)
+        entry = await writer.apply(
+            body,
+            manager=manager,
+            live=obj,
+            force=True,
+            subresource="status",
+            resource_version_precondition=precondition,
+        )
+        return entry.changed
+
+    def _emit(self, default: Obj, events: list[QueuedEvent]) -> None:
+        for event in events:
+            target = ObjectRef.of(event.on if event.on is not None else default)
+            self.recorder.record(
+                target, type=event.type, reason=event.reason, message=event.message
+            )
+
+
+def _validate(ctx: GraphContext) -> list[str]:
+    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
+    try:
+        model = DynamoGraphDeployment.model_validate(ctx.graph)
+    except ValidationError as err:
+        return [
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
+        ]
+    dcd_components = dcd_component_names(ctx)
+    problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
+    return [str(p) for p in problems]
+
+
+def _ready_message(st: Mapping[str, Any]) -> str:
+    cond = status.find(st.get("conditions"), status.READY) or {}
+    return str(cond.get("message") or "")
+
+
+def _available_message(st: Mapping[str, Any]) -> str:
+    cond = status.find(st.get("conditions"), status.AVAILABLE) or {}
+    return str(cond.get("message") or "")
+
+
+def _component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:
+    """``ReconcileError`` on the DCD when its error message appears or changes."""
+    old = status.find((dcd.get("status") or {}).get("conditions"), status.AVAILABLE) or {}
+    cur = status.find(new.get("conditions"), status.AVAILABLE) or {}
+    if cur.get("reason") != "Reconciling" or old.get("message") == cur.get("message"):
+        return []
+    return [QueuedEvent("Warning", "ReconcileError", str(cur.get("message")))]

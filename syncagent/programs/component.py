@@ -1,0 +1,252 @@
+"""The Component program: one DynamoComponentDeployment per component (spec/rendering.md §1).
+
+Order of one reconcile (routing.md §3): restart state -> render DCDs -> apply the discovery
+identity and the DCDs -> readiness -> delete stale DCDs -> status. The DCD reconciler turns
+each DCD into its Deployment or LeaderWorkerSet and Service; this program only reads their
+readiness back through the DCD status.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from syncagent import status
+from syncagent.programs import readiness, removal
+from syncagent.programs.base import ProgramResult
+from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.restart import plan_restart
+from syncagent.programs.view import (
+    Obj,
+    being_deleted,
+    checkpoint_readiness,
+    controlled_by,
+    environment,
+)
+from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.render import (
+    GraphLive,
+    Rendered,
+    RenderError,
+    discovery_identity,
+    generate_dcds,
+    graph_owner,
+    source_of,
+)
+from syncagent.render import labels as L
+from syncagent.render.inputs import discovery_on
+from syncagent.render.naming import dcd_name, dynamo_namespace
+from syncagent.ssa import SsaError
+
+log = logging.getLogger(__name__)
+
+DCD = "DynamoComponentDeployment"
+
+
+def _components(graph: Obj) -> list[dict[str, Any]]:
+    return list((graph.get("spec") or {}).get("components") or [])
+
+
+def _multinode(component: Mapping[str, Any]) -> bool:
+    multinode = component.get("multinode")
+    return multinode is not None and int(multinode.get("nodeCount", 2)) > 1
+
+
+def _checkpoint_ref(component: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(ref, startupPolicy)`` of an enabled checkpoint, if any."""
+    ck = (component.get("experimental") or {}).get("checkpoint") or {}
+    if ck.get("enabled") and ck.get("checkpointRef"):
+        return str(ck["checkpointRef"]), str(ck.get("startupPolicy") or "Immediate")
+    return None
+
+
+class ComponentProgram:
+    """Reconciles a graph routed to the Component pathway."""
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        components = _components(ctx.graph)
+        if any(_multinode(c) for c in components) and not ctx.caps.lws:
+            result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
+            return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
+        try:
+            return await self._reconcile(ctx, components)
+        except RefusedError as err:
+            return self._failed(ctx, err.message, refused=True)
+        except RenderError as err:
+            return self._failed(ctx, err.message)
+        except SsaError as err:
+            return self._failed(ctx, str(err))
+
+    def _failed(self, ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
+        log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
+        result = status.failed(status.RECONCILE_FAILED, message)
+        built = build_status(ctx, result, components=_previous(ctx))
+        return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+
+    async def _reconcile(
+        self, ctx: GraphContext, components: list[dict[str, Any]]
+    ) -> ProgramResult:
+        live = self._live_dcds(ctx)
+        by_name = {(d.get("metadata") or {}).get("name"): d for d in live}
+        names = [str(c["name"]) for c in components]
+        rendered_names = {n: dcd_name(ctx.name, n) for n in names}
+
+        def done(component: str) -> bool:
+            return readiness.dcd_done(by_name.get(rendered_names.get(component, "")))
+
+        plan = plan_restart(
+            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.previous.get("restart"),
+            names,
+            done=done,
+        )
+        checkpoints = self._checkpoints(ctx, components)
+        env = environment(
+            ctx.store,
+            ctx.namespace,
+            discovery_backend=ctx.discovery_backend,
+            checkpoints={ref: ready for ref, (ready, _) in checkpoints.items()},
+        )
+        graph_live = _graph_live(live, restarting=plan.annotate)
+        dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
+        await self._apply_identity(ctx, dcds, env)
+        latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
+        resources = [(n, readiness.dcd_readiness(obj)) for n, obj in latest.items()]
+        stale = await self._remove_stale(ctx, live, rendered_names, latest)
+        result = status.result_of(resources, waiting_checkpoints=_waiting(components, checkpoints))
+        built = build_status(
+            ctx,
+            result,
+            components=_component_statuses(ctx, components, latest),
+            restart=plan.status,
+            checkpoints=_checkpoint_status(components, checkpoints),
+            stale=stale,
+        )
+        return ProgramResult(built, list(ctx.writer.events))
+
+    def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
+        return [d for d in ctx.store.list(DCD, ctx.namespace) if controlled_by(d, ctx.uid)]
+
+    def _checkpoints(
+        self, ctx: GraphContext, components: list[dict[str, Any]]
+    ) -> dict[str, tuple[bool, str]]:
+        """checkpointRef -> (ready, policy of the first component naming it)."""
+        refs = {r[0]: r[1] for c in components if (r := _checkpoint_ref(c))}
+        ready = checkpoint_readiness(ctx.store, ctx.namespace, sorted(refs))
+        return {ref: (ready[ref], policy) for ref, policy in refs.items()}
+
+    async def _apply_identity(self, ctx: GraphContext, dcds: list[Rendered], env: Any) -> None:
+        if not any(discovery_on(source_of(d, graph=ctx.name), env) for d in dcds):
+            return
+        owner = owner_of(ctx.graph)
+        for obj in discovery_identity(
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+        ):
+            current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
+            if being_deleted(current):
+                continue
+            await ctx.writer.apply_owned(obj, owner=owner, live=current)
+
+    async def _apply_dcd(self, ctx: GraphContext, dcd: Rendered) -> Obj | None:
+        current = ctx.store.get(DCD, ctx.namespace, dcd.name)
+        if being_deleted(current):
+            # A child being deleted counts as absent; it is recreated once it is gone.
+            return current
+        entry = await ctx.writer.apply_owned(dcd, owner=owner_of(ctx.graph), live=current)
+        return entry.object
+
+    async def _remove_stale(
+        self,
+        ctx: GraphContext,
+        live: list[Obj],
+        rendered_names: dict[str, str],
+        latest: Mapping[str, Obj | None],
+    ) -> list[str]:
+        """Delete removed components now and renamed DCDs once replaced; name what remains."""
+        stale = removal.stale_dcds(live, rendered_names=rendered_names)
+        for dcd in stale.removed:
+            if not being_deleted(dcd):
+                await removal.delete_component(ctx.writer, ctx.store, dcd)
+        waiting = []
+        for dcd in stale.replaced:
+            meta = dcd.get("metadata") or {}
+            component = (dcd.get("spec") or {}).get("name")
+            replacement = latest.get(rendered_names[component])
+            if readiness.dcd_readiness(replacement).ready and not being_deleted(dcd):
+                await removal.delete_component(ctx.writer, ctx.store, dcd)
+            else:
+                waiting.append(f"{DCD} {meta.get('name')}")
+        return waiting
+
+
+def _previous(ctx: GraphContext) -> dict[str, Any] | None:
+    return ctx.previous.get("components")
+
+
+def _graph_live(live: list[Obj], *, restarting: frozenset[str]) -> GraphLive:
+    backend, restart_at = {}, {}
+    for dcd in live:
+        spec = dcd.get("spec") or {}
+        component = spec.get("name") or (dcd.get("metadata") or {}).get("name")
+        if spec.get("backendFramework"):
+            backend[component] = spec["backendFramework"]
+        annotations = ((spec.get("podTemplate") or {}).get("metadata") or {}).get(
+            "annotations"
+        ) or {}
+        if L.RESTART_AT in annotations:
+            restart_at[component] = annotations[L.RESTART_AT]
+    return GraphLive(backend=backend, restart_at=restart_at, restarting=restarting)
+
+
+def _component_statuses(
+    ctx: GraphContext, components: list[dict[str, Any]], latest: Mapping[str, Obj | None]
+) -> dict[str, dict[str, Any]]:
+    """``status.components``: each DCD's reported status, zeros until it reports one."""
+    out = {}
+    for component in components:
+        name = str(component["name"])
+        dcd = latest.get(dcd_name(ctx.name, name))
+        reported = ((dcd or {}).get("status") or {}).get("component")
+        if reported:
+            out[name] = dict(reported)
+            continue
+        multinode = _multinode(component)
+        workload = dcd_name(ctx.name, name) + ("-0" if multinode else "")
+        out[name] = {
+            "componentKind": "LeaderWorkerSet" if multinode else "Deployment",
+            "componentNames": [workload],
+            "runtimeNamespace": dynamo_namespace(
+                ctx.namespace,
+                ctx.name,
+                global_namespace=bool(component.get("globalDynamoNamespace")),
+            ),
+            "replicas": 0,
+            "updatedReplicas": 0,
+        }
+    return out
+
+
+def _checkpoint_status(
+    components: list[dict[str, Any]], checkpoints: Mapping[str, tuple[bool, str]]
+) -> dict[str, dict[str, Any]]:
+    out = {}
+    for component in components:
+        ref = _checkpoint_ref(component)
+        if ref:
+            out[str(component["name"])] = {
+                "checkpointName": ref[0],
+                "ready": checkpoints[ref[0]][0],
+            }
+    return out
+
+
+def _waiting(
+    components: list[dict[str, Any]], checkpoints: Mapping[str, tuple[bool, str]]
+) -> list[tuple[str, str]]:
+    out = []
+    for component in components:
+        ref = _checkpoint_ref(component)
+        if ref and ref[1] == "WaitForCheckpoint" and not checkpoints[ref[0]][0]:
+            out.append((str(component["name"]), ref[0]))
+    return out

@@ -1,0 +1,170 @@
+"""What every graph program receives, and the status every pathway reports (routing.md §2).
+
+The routing parts of the status (``status.routing``, ``WorkloadPathway``,
+``DisaggregatedSetEligible``) and the routing events are the same for every program, so they
+are computed here from the selection and the previous status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncagent import routing, status
+from syncagent.programs.base import NORMAL, WARNING, QueuedEvent
+from syncagent.programs.view import Obj, Store
+from syncagent.programs.writes import Writer
+from syncagent.runtime.capabilities import Capabilities
+
+
+@dataclass
+class GraphContext:
+    """One DGD reconcile: the live graph as read at its start, and what the program may use."""
+
+    graph: Obj
+    caps: Capabilities
+    selection: routing.Selection
+    recorded: routing.RecordedRouting | None
+    store: Store
+    writer: Writer
+    discovery_backend: str = "kubernetes"
+    now: str = field(default_factory=status.now_rfc3339)
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return self.graph.get("metadata") or {}
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name"))
+
+    @property
+    def namespace(self) -> str:
+        return str(self.meta.get("namespace"))
+
+    @property
+    def uid(self) -> str:
+        return str(self.meta.get("uid"))
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta.get("generation") or 0)
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.meta.get("annotations") or {}
+
+    @property
+    def previous(self) -> Mapping[str, Any]:
+        return self.graph.get("status") or {}
+
+    @property
+    def ref(self) -> str:
+        return f"DynamoGraphDeployment/{self.namespace}/{self.name}"
+
+
+def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] | None:
+    """``status.routing``: written on first routing and on a pathway change; ``keep`` leaves
+    the recorded value alone (an invalid spec)."""
+    previous = routing.RecordedRouting.from_status(ctx.previous.get("routing"))
+    if keep:
+        return previous.to_status() if previous else None
+    if previous is not None and previous.pathway is ctx.selection.pathway:
+        return previous.to_status()
+    return ctx.selection.record(ctx.annotations).to_status()
+
+
+def pathway_condition(
+    ctx: GraphContext, *, stale: Sequence[str] = (), message: str | None = None
+) -> tuple[str, str, str]:
+    reason = ctx.selection.pathway.value
+    if message is not None:
+        return ("False", reason, message)
+    if stale:
+        return (
+            "False",
+            reason,
+            f"migrating to the {reason} pathway; waiting to remove {', '.join(stale)}",
+        )
+    return ("True", reason, routing.pathway_message(ctx.selection))
+
+
+def build_status(
+    ctx: GraphContext,
+    result: status.GraphResult,
+    *,
+    components: Mapping[str, Mapping[str, Any]] | None = None,
+    restart: Mapping[str, Any] | None = None,
+    checkpoints: Mapping[str, Mapping[str, Any]] | None = None,
+    stale: Sequence[str] = (),
+    pathway_message: str | None = None,
+    keep_routing: bool = False,
+) -> dict[str, Any]:
+    inp = status.GraphStatusInput(
+        generation=ctx.generation,
+        result=result,
+        routing=routing_record(ctx, keep=keep_routing),
+        components=components,
+        restart=restart,
+        checkpoints=checkpoints,
+        pathway=pathway_condition(ctx, stale=stale, message=pathway_message),
+        ds_eligible=routing.ds_eligible_condition(ctx.selection),
+    )
+    return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
+
+
+def status_events(
+    ctx: GraphContext, new: Mapping[str, Any], *, refused: bool = False
+) -> list[QueuedEvent]:
+    """Events that follow from a status change (lifecycle.md §4; routing.md §2)."""
+    events: list[QueuedEvent] = []
+    old_conds = ctx.previous.get("conditions")
+    new_conds = new.get("conditions")
+    old_path = status.find(old_conds, status.WORKLOAD_PATHWAY)
+    new_path = status.find(new_conds, status.WORKLOAD_PATHWAY)
+    if old_path and new_path and old_path.get("reason") != new_path.get("reason"):
+        events.append(
+            QueuedEvent(
+                NORMAL,
+                "WorkloadPathwayChanged",
+                f"Workload pathway changed from {old_path.get('reason')} to "
+                f"{new_path.get('reason')}",
+            )
+        )
+    old_ds = status.find(old_conds, status.DS_ELIGIBLE)
+    new_ds = status.find(new_conds, status.DS_ELIGIBLE)
+    if (
+        new_ds
+        and new_ds.get("reason") == "FallbackToComponentProgram"
+        and (
+            not old_ds
+            or (old_ds.get("reason"), old_ds.get("message"))
+            != (new_ds.get("reason"), new_ds.get("message"))
+        )
+    ):
+        events.append(
+            QueuedEvent(
+                WARNING,
+                "DisaggregatedSetFallback",
+                "DisaggregatedSet requested but falling back to DynamoComponentDeployments: "
+                f"{new_ds.get('message')}",
+            )
+        )
+    events += _ready_events(old_conds, new_conds, refused=refused)
+    return events
+
+
+def _ready_events(old_conds: Any, new_conds: Any, *, refused: bool) -> list[QueuedEvent]:
+    old = status.find(old_conds, status.READY) or {}
+    new = status.find(new_conds, status.READY) or {}
+    changed = (old.get("reason"), old.get("message")) != (new.get("reason"), new.get("message"))
+    if not changed:
+        return []
+    reason, message = new.get("reason"), str(new.get("message") or "")
+    if reason == status.VALIDATION_FAILED:
+        return [QueuedEvent(WARNING, "ValidationFailed", message)]
+    if reason == status.RECONCILE_FAILED:
+        # A refusal is reported as OwnershipConflict, never also as ReconcileError.
+        return [QueuedEvent(WARNING, "OwnershipConflict" if refused else "ReconcileError", message)]
+    return []

@@ -1,0 +1,53 @@
+"""Which DCDs of a graph are stale, and removing them (rendering.md §1, routing.md §3).
+
+- A DCD controlled by the graph whose component no longer exists is deleted in the same
+  reconcile, together with the workloads it controls.
+- A DCD whose name differs from the rendered name for its component (an upstream worker-hash
+  name) is deleted only once the replacement DCD is ready.
+Deletes carry the UID precondition and touch only objects this graph (or its DCD) controls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.writes import Writer
+
+WORKLOAD_KINDS = ("Deployment", "LeaderWorkerSet")
+
+
+@dataclass(frozen=True, slots=True)
+class Stale:
+    removed: list[Obj]  # component gone: delete now
+    replaced: list[Obj]  # renamed: delete once the replacement is ready
+
+
+def stale_dcds(live: Sequence[Obj], *, rendered_names: Mapping[str, str]) -> Stale:
+    """``rendered_names``: component name -> the DCD name rendered for it."""
+    removed, replaced = [], []
+    for dcd in live:
+        meta = dcd.get("metadata") or {}
+        component = (dcd.get("spec") or {}).get("name") or meta.get("name")
+        if component not in rendered_names:
+            removed.append(dcd)
+        elif rendered_names[component] != meta.get("name"):
+            replaced.append(dcd)
+    return Stale(removed, replaced)
+
+
+async def delete_component(writer: Writer, store: Store, dcd: Mapping[str, Any]) -> None:
+    """Delete a DCD and the workloads it controls (each with its UID precondition).
+
+    Garbage collection would remove the workloads too; deleting them here makes removal
+    immediate and independent of the collector's queue.
+    """
+    meta = dcd.get("metadata") or {}
+    uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
+    for kind in WORKLOAD_KINDS:
+        for obj in store.list(kind, namespace):
+            if controlled_by(obj, uid) and not being_deleted(obj):
+                await writer.delete(obj, event=False)
+    await writer.delete(dcd)

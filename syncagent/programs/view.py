@@ -1,0 +1,133 @@
+"""The read side of a reconcile: live objects from the watch caches, by kind.
+
+Programs read through :class:`Store` and never list from the API server, so a converged
+reconcile costs no requests. :func:`environment` turns namespace facts into the renderer's
+:class:`~syncagent.render.Environment`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import orjson
+
+from syncagent.render import Environment, PullSecret
+from syncagent.render.pullsecrets import registry_hosts
+
+Obj = dict[str, Any]
+COMPONENT_POD_LABEL = "nvidia.com/dynamo-component-pod"
+DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
+
+
+class Store(Protocol):
+    """Live objects by kind (``Deployment``, ``DynamoComponentDeployment``...)."""
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
+
+    def list(self, kind: str, namespace: str) -> list[Obj]: ...
+
+
+class DictStore:
+    """A :class:`Store` over plain dicts (tests, and the controller's cache adapter base)."""
+
+    def __init__(self, objects: Mapping[str, list[Obj]] | None = None) -> None:
+        self.objects: dict[str, list[Obj]] = {k: list(v) for k, v in (objects or {}).items()}
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        for obj in self.objects.get(kind, ()):
+            meta = obj.get("metadata") or {}
+            if meta.get("namespace") == namespace and meta.get("name") == name:
+                return obj
+        return None
+
+    def list(self, kind: str, namespace: str) -> list[Obj]:
+        return [
+            o
+            for o in self.objects.get(kind, ())
+            if (o.get("metadata") or {}).get("namespace") == namespace
+        ]
+
+
+def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
+    """Whether ``obj``'s controller reference points at the object with ``uid``."""
+    return any(
+        r.get("controller") and r.get("uid") == uid
+        for r in (obj.get("metadata") or {}).get("ownerReferences") or ()
+    )
+
+
+def being_deleted(obj: Mapping[str, Any] | None) -> bool:
+    return bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def pull_secret(secret: Mapping[str, Any]) -> PullSecret | None:
+    """A ``kubernetes.io/dockerconfigjson`` Secret as the renderer needs it."""
+    if secret.get("type") != DOCKER_CONFIG_JSON:
+        return None
+    raw = (secret.get("data") or {}).get(".dockerconfigjson") or ""
+    try:
+        auths = orjson.loads(base64.b64decode(raw)).get("auths") or {}
+    except (binascii.Error, orjson.JSONDecodeError, AttributeError, ValueError):
+        return None
+    return PullSecret(name=secret["metadata"]["name"], registries=registry_hosts(auths))
+
+
+def environment(
+    store: Store,
+    namespace: str,
+    *,
+    discovery_backend: str,
+    checkpoints: Mapping[str, bool] | None = None,
+) -> Environment:
+    secrets = [pull_secret(s) for s in store.list("Secret", namespace)]
+    accounts = sorted(
+        (a.get("metadata") or {}).get("name", "")
+        for a in store.list("ServiceAccount", namespace)
+        if ((a.get("metadata") or {}).get("labels") or {}).get(COMPONENT_POD_LABEL) == "true"
+    )
+    return Environment(
+        discovery_backend=discovery_backend,
+        pull_secrets=tuple(sorted((s for s in secrets if s), key=lambda s: s.name)),
+        component_pod_service_accounts=tuple(accounts),
+        checkpoint_ready=dict(checkpoints or {}),
+    )
+
+
+def checkpoint_readiness(store: Store, namespace: str, names: list[str]) -> dict[str, bool]:
+    """Ready per DynamoCheckpoint name (missing object or API = not ready)."""
+    out = {}
+    for name in names:
+        obj = store.get("DynamoCheckpoint", namespace, name)
+        out[name] = bool(obj and ((obj.get("status") or {}).get("phase") == "Ready"))
+    return out
+
+
+class CacheStore:
+    """A :class:`Store` over watch caches (anything with ``get(ns, name)`` and ``list(ns)``).
+
+    One kind may have several caches (Services of components and model Services are watched
+    with different label selectors); the first that holds an object answers.
+    """
+
+    def __init__(self) -> None:
+        self._caches: dict[str, list[Any]] = {}
+
+    def add(self, kind: str, cache: Any) -> None:
+        self._caches.setdefault(kind, []).append(cache)
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        for cache in self._caches.get(kind, ()):
+            obj = cache.get(namespace, name)
+            if obj is not None:
+                return obj
+        return None
+
+    def list(self, kind: str, namespace: str) -> list[Obj]:
+        seen: dict[str, Obj] = {}
+        for cache in self._caches.get(kind, ()):
+            for obj in cache.list(namespace):
+                seen.setdefault((obj.get("metadata") or {}).get("name", ""), obj)
+        return list(seen.values())

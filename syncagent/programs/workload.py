@@ -1,0 +1,280 @@
+"""One DCD -> its Deployment or LeaderWorkerSet, component Service and model Service.
+
+Order (routing.md §3): apply the workload -> readiness -> Service work (selector timing) ->
+delete a workload of the other kind once the new one is ready -> status. The DCD status is
+returned, not written: the controller writes it once and then emits the events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from syncagent import status
+from syncagent.api import (
+    DynamoComponentDeployment,
+    problems_message,
+    validate_component_deployment,
+)
+from syncagent.programs import modelservice
+from syncagent.programs.base import QueuedEvent
+from syncagent.programs.readiness import workload_ready
+from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
+from syncagent.programs.view import environment as namespace_environment
+from syncagent.programs.writes import RefusedError, Writer, owner_of
+from syncagent.render import (
+    ComponentSource,
+    Environment,
+    Rendered,
+    RenderError,
+    component_selector,
+    discovery_identity,
+    is_legacy_worker,
+    render_component,
+    source_of_object,
+)
+from syncagent.render.inputs import discovery_on
+from syncagent.render.naming import component_service_name, lws_name
+from syncagent.render.workload_meta import dcd_owner
+from syncagent.runtime.capabilities import Capabilities
+from syncagent.ssa import SsaError, controller_of
+
+log = logging.getLogger(__name__)
+RECONCILING = "Reconciling"
+INVALID_CHECKPOINT = "InvalidCheckpointConfiguration"
+
+
+@dataclass
+class ComponentResult:
+    status: dict[str, Any]
+    events: list[QueuedEvent] = field(default_factory=list)
+    retry: bool = False
+
+
+@dataclass
+class ComponentContext:
+    dcd: Obj
+    caps: Capabilities
+    store: Store
+    writer: Writer
+    discovery_backend: str = "kubernetes"
+    now: str = field(default_factory=status.now_rfc3339)
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return self.dcd.get("metadata") or {}
+
+    @property
+    def namespace(self) -> str:
+        return str(self.meta.get("namespace"))
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta.get("generation") or 0)
+
+    @property
+    def ref(self) -> str:
+        return f"DynamoComponentDeployment/{self.namespace}/{self.meta.get('name')}"
+
+
+def _workload_kind(source: ComponentSource) -> tuple[str, str]:
+    if source.multinode:
+        return "LeaderWorkerSet", lws_name(source.name)
+    return "Deployment", source.name
+
+
+class WorkloadProgram:
+    async def reconcile(self, ctx: ComponentContext) -> ComponentResult:
+        source = source_of_object(ctx.dcd)
+        kind, _ = _workload_kind(source)
+        problem, reason = _validate(ctx.dcd)
+        if problem:
+            return self._error(ctx, kind, problem, retry=False, reason=reason)
+        try:
+            return await self._reconcile(ctx, source)
+        except RenderError as err:
+            return self._error(ctx, kind, err.message, retry=False)
+        except RefusedError as err:
+            return self._error(ctx, kind, err.message, retry=True)
+        except SsaError as err:
+            return self._error(ctx, kind, str(err), retry=True)
+
+    def _error(
+        self,
+        ctx: ComponentContext,
+        kind: str,
+        message: str,
+        *,
+        retry: bool,
+        reason: str = RECONCILING,
+    ) -> ComponentResult:
+        log.warning("component reconcile failed", extra={"object": ctx.ref, "error": message})
+        inp = status.ComponentStatusInput(
+            generation=ctx.generation, kind=kind, error=message, error_reason=reason
+        )
+        built = status.component_status(inp, previous=ctx.dcd.get("status"), now=ctx.now)
+        return ComponentResult(built, list(ctx.writer.events), retry=retry)
+
+    async def _reconcile(self, ctx: ComponentContext, source: ComponentSource) -> ComponentResult:
+        env = self._environment(ctx, source)
+        legacy = self._legacy(ctx, source)
+        uid = str(ctx.meta.get("uid"))
+        objects = render_component(source, env=env, lws=ctx.caps.lws, legacy_worker=legacy, uid=uid)
+        owner = owner_of(ctx.dcd)
+        if source.parent_graph is None and discovery_on(source, env):
+            for obj in discovery_identity(
+                source.name, namespace=source.namespace, owner=dcd_owner(source, uid=uid)
+            ):
+                current = ctx.store.get(obj.kind, source.namespace, obj.name)
+                if not being_deleted(current):
+                    await ctx.writer.apply_owned(obj, owner=owner, live=current)
+        kind, name = _workload_kind(source)
+        live = ctx.store.get(kind, source.namespace, name)
+        workload = live
+        if not being_deleted(live):
+            workload = (
+                await ctx.writer.apply_owned(objects.workload, owner=owner, live=live)
+            ).object
+        ready = workload_ready(kind, workload)
+        message = f"{kind} {name} is {'ready' if ready else 'not ready'}"
+        if objects.service is not None:
+            service_ok, service_message = await self._service(
+                ctx, source, objects.service, ready=ready, legacy=legacy, kind=kind, name=name
+            )
+            if ready and not service_ok:
+                ready, message = False, service_message
+        else:
+            await self._drop_service(ctx, source)
+        if objects.model_service is not None:
+            await modelservice.ensure(ctx.writer, ctx.store, objects.model_service, owner=owner)
+        await modelservice.leave_others(
+            ctx.writer,
+            ctx.store,
+            namespace=source.namespace,
+            owner=owner,
+            keep=objects.model_service.name if objects.model_service else None,
+        )
+        if ready:
+            await self._drop_other_kind(ctx, source, kind)
+        inp = status.ComponentStatusInput(
+            generation=ctx.generation,
+            kind=kind,
+            ready=ready,
+            message=message,
+            component=status.replica_status(
+                kind, name, workload, runtime_namespace=source.dynamo_namespace
+            ),
+        )
+        built = status.component_status(inp, previous=ctx.dcd.get("status"), now=ctx.now)
+        return ComponentResult(built, list(ctx.writer.events))
+
+    def _environment(self, ctx: ComponentContext, source: ComponentSource) -> Environment:
+        ref = (((source.spec.get("experimental") or {}).get("checkpoint")) or {}).get(
+            "checkpointRef"
+        )
+        checkpoints = checkpoint_readiness(ctx.store, source.namespace, [ref] if ref else [])
+        return namespace_environment(
+            ctx.store,
+            source.namespace,
+            discovery_backend=ctx.discovery_backend,
+            checkpoints=checkpoints,
+        )
+
+    def _legacy(self, ctx: ComponentContext, source: ComponentSource) -> bool:
+        """Alpha-era pods still say ``worker``: keep it so they do not roll (rendering.md §2)."""
+        labels: list[Mapping[str, str]] = [ctx.meta.get("labels") or {}]
+        for kind, name in (("Deployment", source.name), ("LeaderWorkerSet", lws_name(source.name))):
+            obj = ctx.store.get(kind, source.namespace, name) or {}
+            spec = obj.get("spec") or {}
+            templates = (
+                [spec.get("template")]
+                if kind == "Deployment"
+                else [(spec.get("leaderWorkerTemplate") or {}).get("leaderTemplate")]
+            )
+            labels += [((t or {}).get("metadata") or {}).get("labels") or {} for t in templates]
+        svc = ctx.store.get("Service", source.namespace, component_service_name(source.name)) or {}
+        labels.append((svc.get("spec") or {}).get("selector") or {})
+        return is_legacy_worker(source.type, labels)
+
+    async def _service(
+        self,
+        ctx: ComponentContext,
+        source: ComponentSource,
+        rendered: Rendered,
+        *,
+        ready: bool,
+        legacy: bool,
+        kind: str,
+        name: str,
+    ) -> tuple[bool, str]:
+        """Apply the component Service; whether it is ours and selects this workload."""
+        live = ctx.store.get("Service", source.namespace, rendered.name)
+        waiting = f"Service {rendered.name} does not select {kind} {name} yet"
+        if being_deleted(live):
+            return False, waiting
+        target = component_selector(source, legacy_worker=legacy)
+        current = controller_of(live) if live else None
+        parent = _parent_graph_uid(ctx.dcd)
+        if current is not None and parent and current.uid == parent:
+            # The graph still controls it; the DCD takes over only after the hand-back.
+            return False, waiting
+        if live is not None and not ready:
+            # An existing Service keeps its live selector until the new workload is ready.
+            kept = (live.get("spec") or {}).get("selector")
+            if kept and kept != target:
+                rendered = _with_selector(rendered, kept)
+        entry = await ctx.writer.apply_owned(rendered, owner=owner_of(ctx.dcd), live=live)
+        selector = (entry.object.get("spec") or {}).get("selector")
+        ours = controlled_by(entry.object, str(ctx.meta.get("uid")))
+        return bool(ours and selector == target), waiting
+
+    async def _drop_service(self, ctx: ComponentContext, source: ComponentSource) -> None:
+        name = component_service_name(source.name)
+        live = ctx.store.get("Service", source.namespace, name)
+        if live and not being_deleted(live) and controlled_by(live, str(ctx.meta.get("uid"))):
+            await ctx.writer.delete(live)
+
+    async def _drop_other_kind(
+        self, ctx: ComponentContext, source: ComponentSource, kind: str
+    ) -> None:
+        """After a Deployment <-> LeaderWorkerSet switch, delete the old one (new one ready)."""
+        other = (
+            ("LeaderWorkerSet", lws_name(source.name))
+            if kind == "Deployment"
+            else ("Deployment", source.name)
+        )
+        live = ctx.store.get(other[0], source.namespace, other[1])
+        if live and not being_deleted(live) and controlled_by(live, str(ctx.meta.get("uid"))):
+            await ctx.writer.delete(live)
+
+
+def _with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:
+    body = rendered.manifest()
+    body["spec"]["selector"] = dict(selector)
+    return dataclasses.replace(rendered, body=body)
+
+
+def _parent_graph_uid(dcd: Obj) -> str:
+    for ref in (dcd.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("kind") == "DynamoGraphDeployment" and ref.get("controller"):
+            return str(ref.get("uid"))
+    return ""
+
+
+def _validate(dcd: Obj) -> tuple[str, str]:
+    """``(message, Available reason)`` of an invalid DCD; an empty message when it is valid."""
+    try:
+        model = DynamoComponentDeployment.model_validate(dcd)
+    except ValidationError as err:
+        return str(err).splitlines()[0], RECONCILING
+    problems = validate_component_deployment(model)
+    if not problems:
+        return "", RECONCILING
+    # A checkpoint without a ref gets its own reason (lifecycle.md §3, our design).
+    reason = INVALID_CHECKPOINT if any(p.rule == "V10" for p in problems) else RECONCILING
+    return problems_message(problems), reason

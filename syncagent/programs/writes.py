@@ -1,0 +1,197 @@
+"""Writes of owned objects: the ownership protocol, refusals, counting and event material.
+
+Every object a program owns goes through :meth:`Writer.apply_owned` (routing.md §3 "Ownership
+writes") and every delete through :meth:`Writer.delete` (UID precondition). The writer never
+decides *what* to write; it records what happened for metrics, logs and events.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fieldmanagers import is_ours
+from syncagent.programs.base import QueuedEvent, write_event
+from syncagent.render import Rendered
+from syncagent.runtime.metrics import Metrics
+from syncagent.ssa import (
+    ABSENT,
+    ChangeSetEntry,
+    Engine,
+    OwnerRef,
+    SsaError,
+    adoption_blockers,
+    apply_controlled,
+    controller_of,
+)
+
+log = logging.getLogger(__name__)
+
+
+class RefusedError(Exception):
+    """The object is controlled by someone else (or not adoptable): nothing was written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def owner_of(obj: Mapping[str, Any]) -> OwnerRef:
+    """The ownership reference to a live object (it must carry its UID)."""
+    return OwnerRef.of(obj)
+
+
+def refusal(kind: str, name: str, owner: OwnerRef, namespace: str) -> str:
+    return (
+        f"refusing to reconcile {kind} {name} because it is not controlled by "
+        f"{owner.kind} {namespace}/{owner.name}"
+    )
+
+
+@dataclass
+class Writer:
+    """Applies and deletes for one reconcile; collects the events those writes raise."""
+
+    engine: Engine
+    metrics: Metrics | None = None
+    events: list[QueuedEvent] = field(default_factory=list)
+    on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
+
+    def check_may_control(
+        self, rendered: Rendered, live: Mapping[str, Any] | None, owner: OwnerRef
+    ) -> None:
+        """Raise :class:`RefusedError` unless ``live`` is absent, ours, or adoptable."""
+        if live is None:
+            return
+        current = controller_of(live)
+        if current is not None and current.uid == owner.uid:
+            return
+        if current is None and not adoption_blockers(live):
+            return
+        raise RefusedError(refusal(rendered.kind, rendered.name, owner, rendered.namespace))
+
+    async def apply_owned(
+        self,
+        rendered: Rendered,
+        *,
+        owner: OwnerRef,
+        live: Mapping[str, Any] | None,
+        known: bool = False,
+    ) -> ChangeSetEntry:
+        """Create or update ``rendered`` controlled by ``owner``; returns the content entry.
+
+        ``live`` comes from a watch cache; ``known=False`` means the cache cannot tell (the
+        engine then reads the object).
+        """
+        self.check_may_control(rendered, live, owner)
+        try:
+            entries = await apply_controlled(
+                self.engine,
+                rendered.manifest(),
+                manager=rendered.manager,
+                controller=owner,
+                live=_live_arg(live, known=known),
+            )
+        except SsaError as err:
+            self._count(rendered.kind, "error")
+            raise err
+        content = next(e for e in entries if e.manager == rendered.manager)
+        for entry in entries:
+            self._record(rendered.kind, entry)
+        # An apply creates what is not there: when the object vanished between our read and a
+        # write (garbage collection of its owner, a user), that write made a new object,
+        # possibly without its owner reference. A UID change gives it away.
+        expected = _uid(live) or _uid(entries[0].object)
+        stray = next((e for e in entries if _orphan(e.object, expected_uid=expected)), None)
+        if stray is not None:
+            await self._remove_orphan(rendered, stray)
+        if _visible(content):
+            self.events.append(
+                write_event(content.action, rendered.kind, rendered.name, on=self.on)
+            )
+        return content
+
+    async def _remove_orphan(self, rendered: Rendered, entry: ChangeSetEntry) -> None:
+        """The object vanished between our read and our write (garbage collection, a user), so
+        the apply created a new one, without the owner reference: remove it and retry."""
+        await self.engine.delete(entry.object, uid=str(entry.object["metadata"].get("uid") or ""))
+        raise SsaError(
+            entry.subject,
+            "was deleted while being reconciled; the copy the apply recreated was removed; "
+            "the next reconcile decides again",
+        )
+
+    async def apply(
+        self, desired: Mapping[str, Any], *, manager: str, live: Mapping[str, Any] | None, **kw: Any
+    ) -> ChangeSetEntry:
+        """A plain apply (status, co-owner items): counted, no event."""
+        kind = str(desired.get("kind"))
+        try:
+            entry = await self.engine.apply(desired, manager=manager, live=live, **kw)
+        except SsaError:
+            self._count(kind, "error")
+            raise
+        self._record(kind, entry)
+        return entry
+
+    async def delete(self, obj: Mapping[str, Any], *, event: bool = True) -> bool:
+        """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``."""
+        meta = obj.get("metadata") or {}
+        gone = await self.engine.delete(obj, uid=str(meta.get("uid") or ""))
+        kind = str(obj.get("kind"))
+        self._count(kind, "deleted")
+        log.info(
+            "deleted",
+            extra={"object": f"{kind}/{meta.get('namespace')}/{meta.get('name')}"},
+        )
+        if gone and event:
+            self.events.append(write_event("deleted", kind, str(meta.get("name")), on=self.on))
+        return gone
+
+    def _record(self, kind: str, entry: ChangeSetEntry) -> None:
+        self._count(kind, entry.action)
+        if entry.changed:
+            log.info(
+                "applied",
+                extra={"object": entry.subject, "action": entry.action, "manager": entry.manager},
+            )
+        for conflict in entry.conflicts:
+            if self.metrics is not None:
+                self.metrics.conflicts.inc(kind=kind, manager=conflict.manager)
+            log.warning(
+                "apply conflict overridden",
+                extra={"object": entry.subject, "conflict": conflict.describe()},
+            )
+
+    def _count(self, kind: str, result: str) -> None:
+        if self.metrics is not None:
+            self.metrics.apply_actions.inc(kind=kind, result=result)
+
+
+def _uid(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+
+
+def _orphan(obj: Mapping[str, Any], *, expected_uid: str) -> bool:
+    """A new object (another UID) that no owner holds: our write created it, so it is ours
+    to remove. Someone else's replacement would carry their owner or fields, and stays."""
+    meta = obj.get("metadata") or {}
+    if _uid(obj) in ("", expected_uid) or meta.get("ownerReferences"):
+        return False
+    return all(is_ours(str(m.get("manager") or "")) for m in meta.get("managedFields") or ())
+
+
+def _visible(entry: ChangeSetEntry) -> bool:
+    """A write users would call a change: a create, or content beyond field ownership (the
+    apply after a create that hands the reference to ``syncagent/ownership`` is not one)."""
+    if entry.action == "created":
+        return True
+    return entry.changed and any(not d.startswith("managedFields") for d in entry.differences)
+
+
+def _live_arg(live: Mapping[str, Any] | None, *, known: bool) -> Any:
+    if live is not None:
+        return live
+    return ABSENT if known else None

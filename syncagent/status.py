@@ -1,0 +1,232 @@
+"""DGD and DCD status computation (spec/lifecycle.md §1, §3; api.md §2). Pure.
+
+Statuses are wire-form dicts, computed whole, compared with the live status, and written once.
+A condition's ``lastTransitionTime`` moves only when its ``status`` changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from syncagent.programs.readiness import Readiness
+
+SUCCESSFUL = "successful"
+PENDING = "pending"
+FAILED = "failed"
+
+ALL_READY = "all_resources_are_ready"
+NOT_READY = "some_resources_are_not_ready"
+WAITING_FOR_CHECKPOINT = "waiting_for_checkpoint"
+VALIDATION_FAILED = "validation_failed"
+NO_ORCHESTRATOR = "no_multinode_orchestrator_available"
+RECONCILE_FAILED = "failed_to_reconcile_the_resources"
+PATHWAY_NOT_IMPLEMENTED = "pathway_not_implemented"
+
+READY = "Ready"
+WORKLOAD_PATHWAY = "WorkloadPathway"
+DS_ELIGIBLE = "DisaggregatedSetEligible"
+AVAILABLE = "Available"
+COMPONENT_READY = "DynamoComponentReady"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphResult:
+    """The outcome of one DGD reconcile: state, Ready reason and message."""
+
+    state: str
+    reason: str
+    message: str
+
+    @property
+    def ready(self) -> bool:
+        return self.state == SUCCESSFUL
+
+
+def failed(reason: str, message: str) -> GraphResult:
+    return GraphResult(FAILED, reason, message)
+
+
+def result_of(
+    resources: Sequence[tuple[str, Readiness]],
+    *,
+    waiting_checkpoints: Sequence[tuple[str, str]] = (),
+) -> GraphResult:
+    """Steps 1-3 of lifecycle.md §1: all ready, else the not-ready list, then checkpoints."""
+    not_ready = [
+        (name, r) for name, r in sorted(resources, key=lambda item: item[0]) if not r.ready
+    ]
+    if not_ready:
+        listed = "; ".join(f"{name}: {r.reason}" for name, r in not_ready)
+        result = GraphResult(PENDING, NOT_READY, f"Resources not ready: {listed}")
+    else:
+        result = GraphResult(SUCCESSFUL, ALL_READY, "All resources are ready")
+    if waiting_checkpoints:
+        listed = ", ".join(f"{c} ({ck})" for c, ck in sorted(waiting_checkpoints))
+        result = GraphResult(PENDING, WAITING_FOR_CHECKPOINT, f"Waiting for checkpoints: {listed}")
+    return result
+
+
+def condition(
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    *,
+    observed_generation: int | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": type_, "status": status, "reason": reason, "message": message}
+    if observed_generation is not None:
+        out["observedGeneration"] = observed_generation
+    return out
+
+
+def with_transition_times(
+    conditions: Iterable[Mapping[str, Any]],
+    previous: Iterable[Mapping[str, Any]] | None,
+    *,
+    now: str,
+) -> list[dict[str, Any]]:
+    """Each condition with ``lastTransitionTime``: kept while its status is unchanged."""
+    before = {c.get("type"): c for c in previous or ()}
+    out = []
+    for cond in conditions:
+        old = before.get(cond["type"])
+        keep = old is not None and old.get("status") == cond["status"]
+        stamp = old.get("lastTransitionTime") if keep and old else None
+        out.append({**cond, "lastTransitionTime": stamp or now})
+    return out
+
+
+def find(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
+    return next((c for c in conditions or () if c.get("type") == type_), None)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStatusInput:
+    """Everything a DGD status is made of, besides the previous status."""
+
+    generation: int
+    result: GraphResult
+    routing: Mapping[str, str] | None
+    components: Mapping[str, Mapping[str, Any]] | None = None
+    restart: Mapping[str, Any] | None = None
+    checkpoints: Mapping[str, Mapping[str, Any]] | None = None
+    pathway: tuple[str, str, str] | None = None  # (status, reason, message) of WorkloadPathway
+    ds_eligible: tuple[str, str, str] | None = None
+
+
+def graph_status(
+    inp: GraphStatusInput, *, previous: Mapping[str, Any] | None, now: str
+) -> dict[str, Any]:
+    """The whole DGD ``status`` (api.md §2.1)."""
+    previous = previous or {}
+    conds = [
+        condition(
+            READY,
+            "True" if inp.result.ready else "False",
+            inp.result.reason,
+            inp.result.message,
+            observed_generation=inp.generation,
+        )
+    ]
+    if inp.pathway is not None:
+        conds.append(condition(WORKLOAD_PATHWAY, *inp.pathway))
+    if inp.ds_eligible is not None:
+        conds.append(condition(DS_ELIGIBLE, *inp.ds_eligible))
+    status: dict[str, Any] = {
+        "observedGeneration": inp.generation,
+        "state": inp.result.state,
+        "conditions": with_transition_times(conds, previous.get("conditions"), now=now),
+    }
+    if inp.components is not None:
+        status["components"] = {k: dict(v) for k, v in inp.components.items()}
+    if inp.restart:
+        status["restart"] = dict(inp.restart)
+    if inp.checkpoints:
+        status["checkpoints"] = {k: dict(v) for k, v in inp.checkpoints.items()}
+    if inp.routing:
+        status["routing"] = dict(inp.routing)
+    return status
+
+
+def replica_status(
+    kind: str, name: str, workload: Mapping[str, Any] | None, *, runtime_namespace: str
+) -> dict[str, Any]:
+    """``ComponentReplicaStatus`` from a workload's status (zeros when it does not exist)."""
+    st = (workload or {}).get("status") or {}
+    out: dict[str, Any] = {
+        "componentKind": kind,
+        "componentNames": [name],
+        "runtimeNamespace": runtime_namespace,
+        "replicas": int(st.get("replicas") or 0),
+        "updatedReplicas": int(st.get("updatedReplicas") or 0),
+        "readyReplicas": int(st.get("readyReplicas") or 0),
+    }
+    if kind == "Deployment":
+        out["availableReplicas"] = int(st.get("availableReplicas") or 0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentStatusInput:
+    """What a DCD status is made of. ``error`` set means the reconcile failed."""
+
+    generation: int
+    kind: str = "Deployment"
+    ready: bool = False
+    message: str = ""
+    component: Mapping[str, Any] | None = None
+    error: str = ""
+    error_reason: str = "Reconciling"
+
+
+def component_status(
+    inp: ComponentStatusInput, *, previous: Mapping[str, Any] | None, now: str
+) -> dict[str, Any]:
+    """The whole DCD ``status`` (lifecycle.md §3)."""
+    previous = previous or {}
+    if inp.error:
+        message = f"Failed to reconcile DynamoComponentDeployment: {inp.error}"
+        conds = [
+            condition(AVAILABLE, "False", inp.error_reason, message),
+            condition(COMPONENT_READY, "False", "ComponentNotReady", message),
+        ]
+    else:
+        status = "True" if inp.ready else "False"
+        suffix = "Ready" if inp.ready else "NotReady"
+        conds = [
+            condition(AVAILABLE, status, f"{inp.kind}{suffix}", inp.message),
+            condition(COMPONENT_READY, status, f"Component{suffix}", inp.message),
+        ]
+    out: dict[str, Any] = {
+        "observedGeneration": inp.generation,
+        "conditions": with_transition_times(conds, previous.get("conditions"), now=now),
+    }
+    if inp.component is not None:
+        out["component"] = dict(inp.component)
+    elif previous.get("component"):
+        out["component"] = dict(previous["component"])
+    return out
+
+
+def status_equal(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
+    """Whether writing ``desired`` would change the live status (conditions keyed by type)."""
+    live = live or {}
+    if set(desired) != set(live):
+        return False
+    for key, value in desired.items():
+        if key == "conditions":
+            mine = {c["type"]: dict(c) for c in value}
+            theirs = {c.get("type"): dict(c) for c in live.get(key) or ()}
+            if mine != theirs:
+                return False
+        elif value != live.get(key):
+            return False
+    return True

@@ -1,0 +1,121 @@
+"""Events that follow from a status change, stale DCD detection and which writes raise events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncagent import routing, status
+from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
+from syncagent.programs.removal import stale_dcds
+from syncagent.programs.view import DictStore
+from syncagent.programs.writes import _orphan, _visible
+from syncagent.runtime.capabilities import Capabilities
+from syncagent.ssa import ChangeSetEntry
+
+CAPS = Capabilities(
+    grove=False,
+    lws=True,
+    disaggregated_set=False,
+    grove_api=False,
+    disaggregated_set_api=False,
+    checkpoint_api=False,
+)
+
+
+def ctx(
+    previous: dict[str, Any] | None = None, *, selection: routing.Selection | None = None
+) -> GraphContext:
+    graph = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "x", "namespace": "ns", "uid": "u1", "generation": 2},
+        "spec": {"components": []},
+    }
+    if previous is not None:
+        graph["status"] = previous
+    return GraphContext(
+        graph=graph,
+        caps=CAPS,
+        selection=selection or routing.Selection(routing.Pathway.COMPONENT, ds_wanted=False),
+        recorded=None,
+        store=DictStore(),
+        writer=None,  # type: ignore[arg-type]  # not used by status computation
+        now="2026-01-01T00:00:00Z",
+    )
+
+
+def test_validation_failed_event_only_when_the_message_appears_or_changes():
+    c = ctx()
+    first = build_status(c, status.failed("validation_failed", "spec.components: bad"))
+    assert [e.reason for e in status_events(c, first)] == ["ValidationFailed"]
+    again = ctx(first)
+    same = build_status(again, status.failed("validation_failed", "spec.components: bad"))
+    assert status_events(again, same) == []
+    other = build_status(again, status.failed("validation_failed", "spec.components: worse"))
+    assert [e.message for e in status_events(again, other)] == ["spec.components: worse"]
+
+
+def test_a_refusal_is_reported_as_ownership_conflict_not_reconcile_error():
+    c = ctx()
+    built = build_status(c, status.failed("failed_to_reconcile_the_resources", "refusing"))
+    assert [e.reason for e in status_events(c, built, refused=True)] == ["OwnershipConflict"]
+    assert [e.reason for e in status_events(c, built)] == ["ReconcileError"]
+
+
+def test_routing_is_recorded_once_and_kept_while_invalid():
+    c = ctx()
+    assert routing_record(c) == {"pathway": "Component"}
+    previous = {"routing": {"pathway": "Grove", "groveAnnotation": "x"}}
+    assert routing_record(ctx(previous), keep=True) == previous["routing"]
+    assert routing_record(ctx(previous)) == {"pathway": "Component"}
+
+
+def test_pathway_change_and_ds_fallback_events():
+    before = build_status(ctx(), status.failed("x", "y"))
+    before["conditions"] = [
+        {**cond, "reason": "Grove"} if cond["type"] == "WorkloadPathway" else cond
+        for cond in before["conditions"]
+    ]
+    fallback = routing.Selection(routing.Pathway.COMPONENT, ds_wanted=True, ds_reason="no roles")
+    c = ctx(before, selection=fallback)
+    built = build_status(c, status.failed("x", "y"))
+    reasons = [e.reason for e in status_events(c, built)]
+    assert reasons == ["WorkloadPathwayChanged", "DisaggregatedSetFallback"]
+    assert status.find(built["conditions"], "DisaggregatedSetEligible")["message"] == "no roles"
+    again = ctx(built, selection=fallback)
+    assert status_events(again, build_status(again, status.failed("x", "y"))) == []
+
+
+def dcd(name: str, component: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"name": component}}
+
+
+def test_stale_dcds_removed_and_renamed():
+    live = [dcd("x-decode", "decode"), dcd("x-old", "old"), dcd("x-decode-1a2b3c4d", "decode")]
+    stale = stale_dcds(live, rendered_names={"decode": "x-decode"})
+    assert [d["metadata"]["name"] for d in stale.removed] == ["x-old"]
+    assert [d["metadata"]["name"] for d in stale.replaced] == ["x-decode-1a2b3c4d"]
+
+
+def entry(action: str, *differences: str) -> ChangeSetEntry:
+    return ChangeSetEntry(
+        action=action, subject="Deployment/ns/x", object={}, manager="m", differences=differences
+    )  # type: ignore[arg-type]
+
+
+def test_only_real_changes_raise_write_events():
+    assert _visible(entry("created"))
+    assert _visible(entry("configured", ".spec"))
+    assert not _visible(entry("configured", "managedFields[manager=syncagent/workloads]"))
+    assert not _visible(entry("unchanged"))
+
+
+def test_only_a_new_unowned_object_of_ours_counts_as_an_orphan():
+    ours = [{"manager": "syncagent/workloads"}]
+    new = {"metadata": {"uid": "new", "managedFields": ours}}
+    assert _orphan(new, expected_uid="old")
+    assert not _orphan(new, expected_uid="new")
+    owned = {"metadata": {"uid": "new", "managedFields": ours, "ownerReferences": [{"uid": "o"}]}}
+    assert not _orphan(owned, expected_uid="old")
+    theirs = {"metadata": {"uid": "new", "managedFields": [*ours, {"manager": "kubectl"}]}}
+    assert not _orphan(theirs, expected_uid="old")

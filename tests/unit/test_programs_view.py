@@ -1,0 +1,122 @@
+"""Namespace facts for the renderer and the ``syncagent run`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+
+import orjson
+import pytest
+
+from syncagent.cli.main import build_parser
+from syncagent.cli.run import duration
+from syncagent.programs.view import DictStore, checkpoint_readiness, environment, pull_secret
+
+FLAGS = (
+    "--kubeconfig",
+    "--context",
+    "--namespace",
+    "--concurrency",
+    "--capability",
+    "--discovery-backend",
+    "--metrics-bind-address",
+    "--health-probe-bind-address",
+    "--leader-elect",
+    "--no-leader-elect",
+    "--leader-election-namespace",
+    "--resync-period",
+)
+
+
+def secret(name: str, auths: dict, kind: str = "kubernetes.io/dockerconfigjson") -> dict:
+    data = base64.b64encode(orjson.dumps({"auths": auths})).decode()
+    return {
+        "metadata": {"name": name, "namespace": "ns"},
+        "type": kind,
+        "data": {".dockerconfigjson": data},
+    }
+
+
+def test_pull_secrets_and_labelled_service_accounts_feed_the_environment():
+    store = DictStore(
+        {
+            "Secret": [
+                secret("b", {"https://index.docker.io/v1/": {}}),
+                secret("a", {"nvcr.io": {}}),
+                secret("opaque", {"nvcr.io": {}}, kind="Opaque"),
+            ],
+            "ServiceAccount": [
+                {
+                    "metadata": {
+                        "name": "z",
+                        "namespace": "ns",
+                        "labels": {"nvidia.com/dynamo-component-pod": "true"},
+                    }
+                },
+                {"metadata": {"name": "y", "namespace": "ns"}},
+            ],
+            "DynamoCheckpoint": [
+                {"metadata": {"name": "ck1", "namespace": "ns"}, "status": {"phase": "Ready"}}
+            ],
+        }
+    )
+    env = environment(store, "ns", discovery_backend="etcd", checkpoints={"ck1": True})
+    assert [s.name for s in env.pull_secrets] == ["a", "b"]
+    assert env.pull_secrets[1].registries == frozenset({"docker.io"})
+    assert env.component_pod_service_accounts == ("z",)
+    assert env.discovery_backend == "etcd"
+    assert checkpoint_readiness(store, "ns", ["ck1", "ck2"]) == {"ck1": True, "ck2": False}
+
+
+def test_broken_pull_secret_is_ignored():
+    bad = {
+        "metadata": {"name": "x"},
+        "type": "kubernetes.io/dockerconfigjson",
+        "data": {".dockerconfigjson": "!!"},
+    }
+    assert pull_secret(bad) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90.0), ("30s", 30.0), ("10m", 600.0), ("1h30m", 5400.0)]
+)
+def test_durations(text, seconds):
+    assert duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-5", "0"])
+def test_bad_durations(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        duration(text)
+
+
+def test_run_help_documents_every_flag(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    text = capsys.readouterr().out
+    for flag in FLAGS:
+        assert flag in text
+
+
+def test_run_flags_parse():
+    args = build_parser().parse_args(
+        [
+            "run",
+            "-n",
+            "a",
+            "-n",
+            "b",
+            "--concurrency",
+            "3",
+            "--capability",
+            "grove=false",
+            "--no-leader-elect",
+            "--resync-period",
+            "5m",
+        ]
+    )
+    assert args.namespace == ["a", "b"]
+    assert args.concurrency == 3
+    assert args.leader_elect is False
+    assert args.resync_period == 300.0
+    assert (args.capability[0][0],) == ("grove",)
