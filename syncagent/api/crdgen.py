@@ -206,8 +206,62 @@ def _crd(
     }
 
 
+def checkpoint_crd() -> dict[str, Any]:
+    """``nvidia.com/v1alpha1`` DynamoCheckpoint: read only by the agent (checkpoint readiness,
+    api.md §2.3); ``spec`` is opaque, ``status.phase`` is what readiness reads."""
+    from syncagent.api.checkpoint import (
+        CHECKPOINT_API_VERSION,
+        CHECKPOINT_KIND,
+        CHECKPOINT_PLURAL,
+        CHECKPOINT_SHORT_NAME,
+    )
+
+    group, version = CHECKPOINT_API_VERSION.split("/")
+    root = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "status": {
+                "type": "object",
+                "properties": {"phase": {"type": "string"}},
+                "x-kubernetes-preserve-unknown-fields": True,
+            },
+        },
+    }
+    phase = {"name": "Phase", "type": "string", "jsonPath": ".status.phase"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{CHECKPOINT_PLURAL}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": CHECKPOINT_KIND,
+                "listKind": f"{CHECKPOINT_KIND}List",
+                "plural": CHECKPOINT_PLURAL,
+                "singular": CHECKPOINT_KIND.lower(),
+                "shortNames": [CHECKPOINT_SHORT_NAME],
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [phase, _PRINTER_AGE],
+                    "schema": {"openAPIV3Schema": root},
+                }
+            ],
+        },
+    }
+
+
 def all_crds() -> list[dict[str, Any]]:
-    return [graph_crd(), component_crd()]
+    return [graph_crd(), component_crd(), checkpoint_crd()]
 
 
 def crd_filename(crd: dict[str, Any]) -> str:

@@ -20,12 +20,12 @@ from syncagent.api import (
     validate_graph,
 )
 from syncagent.cli.errors import UserError
+from syncagent.cli.render_programs import PROGRAMS, forced_pathway, render_pathway
 from syncagent.render import (
     PLACEHOLDER_UID,
     Environment,
     Rendered,
     RenderError,
-    render_graph,
     render_standalone,
     source_of_object,
 )
@@ -35,10 +35,6 @@ HEADER = (
     f"# ownerReferences carry the placeholder uid {PLACEHOLDER_UID}: offline, the owners "
     "do not exist yet"
 )
-_HINTS = {
-    routing.Pathway.GROVE: "grove=false",
-    routing.Pathway.DISAGGREGATED_SET: "disaggregatedSet=false",
-}
 
 
 def register(subparsers: Any) -> None:
@@ -67,6 +63,13 @@ def register(subparsers: Any) -> None:
         "(default: kubernetes)",
     )
     capabilities.add_capability_argument(parser, offline=True)
+    parser.add_argument(
+        "--program",
+        choices=PROGRAMS,
+        default="auto",
+        help="the program to render a graph with; auto routes it as the agent would "
+        "(spec/routing.md §2) (default: auto)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     for obj in objects:
         if args.namespace and not obj.metadata.namespace:
             obj.metadata.namespace = args.namespace
-        rendered += render_object(obj, caps=caps, env=env)
+        rendered += render_object(obj, caps=caps, env=env, program=args.program)
     print(format_output(rendered, output=args.output), end="")
     return 0
 
@@ -92,6 +95,7 @@ def render_object(
     *,
     caps: capabilities.Capabilities,
     env: Environment | None = None,
+    program: str = "auto",
 ) -> list[Rendered]:
     """What the Component program applies for one object; UserError when it cannot.
 
@@ -105,8 +109,8 @@ def render_object(
     body.setdefault("metadata", {})["namespace"] = namespace
     try:
         if isinstance(obj, DynamoGraphDeployment):
-            _check_graph(obj, ref=ref, namespace=namespace, caps=caps)
-            return render_graph(body, env=env, lws=caps.lws)
+            pathway = _check_graph(obj, ref=ref, namespace=namespace, caps=caps, program=program)
+            return render_pathway(body, pathway, env=env, lws=caps.lws)
         problems = validate_component_deployment(obj)
         if problems:
             raise UserError(f"{ref}: {problems_message(problems)}")
@@ -116,8 +120,13 @@ def render_object(
 
 
 def _check_graph(
-    graph: DynamoGraphDeployment, *, ref: str, namespace: str, caps: capabilities.Capabilities
-) -> None:
+    graph: DynamoGraphDeployment,
+    *,
+    ref: str,
+    namespace: str,
+    caps: capabilities.Capabilities,
+    program: str = "auto",
+) -> routing.Pathway:
     problems = validate_graph(graph, namespace=namespace)
     if problems:
         raise UserError(f"{ref}: {problems_message(problems)}")
@@ -129,11 +138,9 @@ def _check_graph(
         recorded=None,
         ds_reason=lambda: routing.ds_ineligibility(components, caps),
     )
-    if selection.pathway is not routing.Pathway.COMPONENT:
-        raise UserError(
-            f"{ref}: {selection.pathway.value} pathway is not implemented yet; "
-            f"use --capability {_HINTS[selection.pathway]}"
-        )
+    if program == "auto":
+        return selection.pathway
+    return forced_pathway(program, components=components, caps=caps, ref=ref)
 
 
 def format_output(rendered: list[Rendered], *, output: str) -> str:

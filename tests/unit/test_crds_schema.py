@@ -223,15 +223,17 @@ def test_cli_prints_both_crds(capsys) -> None:
     assert [c["spec"]["names"]["kind"] for c in body["items"]] == [
         "DynamoGraphDeployment",
         "DynamoComponentDeployment",
+        "DynamoCheckpoint",
     ]
     assert main(["crds"]) == 0
     out = capsys.readouterr().out
-    assert out.count("kind: CustomResourceDefinition") == 2
+    assert out.count("kind: CustomResourceDefinition") == 3
 
 
 def test_cli_writes_files(tmp_path, capsys) -> None:
     assert main(["crds", "--dir", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "nvidia.com_dynamocheckpoints.yaml",
         "nvidia.com_dynamocomponentdeployments.yaml",
         "nvidia.com_dynamographdeployments.yaml",
     ]

@@ -103,17 +103,13 @@ def test_namespace_flag_and_stdin(monkeypatch, capsys):
 
 def test_routing_example_6_offline_defaults_to_grove(tmp_path, capsys):
     text = manifest([comp("decode", "decode")])
-    assert run(tmp_path, text) == 1
-    err = capsys.readouterr().err
-    assert err.strip() == (
-        "error: DynamoGraphDeployment/default/x: Grove pathway is not implemented yet; "
-        "use --capability grove=false"
-    )
+    assert run(tmp_path, text) == 0
+    assert "kind: PodCliqueSet" in capsys.readouterr().out
     assert run(tmp_path, text, "--capability", "grove=false") == 0
     assert "kind: DynamoComponentDeployment" in capsys.readouterr().out
 
 
-def test_ds_pathway_not_implemented_and_switchable(tmp_path, capsys):
+def test_ds_pathway_renders_a_ds_and_is_switchable(tmp_path, capsys):
     annotations = NO_GROVE | {"nvidia.com/enable-disaggregatedset": "true"}
     text = manifest(
         [
@@ -123,8 +119,8 @@ def test_ds_pathway_not_implemented_and_switchable(tmp_path, capsys):
         ],
         annotations=annotations,
     )
-    assert run(tmp_path, text) == 1
-    assert "DisaggregatedSet pathway is not implemented yet" in capsys.readouterr().err
+    assert run(tmp_path, text) == 0
+    assert "kind: DisaggregatedSet" in capsys.readouterr().out
     assert run(tmp_path, text, "--capability", "disaggregatedSet=false") == 0
     assert "kind: LeaderWorkerSet" in capsys.readouterr().out
 

@@ -1,0 +1,112 @@
+{{/* Chart name, truncated to a DNS label. */}}
+{{- define "syncagent.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name of the release's objects; cluster-scoped objects carry it too, so two releases never clash. */}}
+{{- define "syncagent.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The full name plus a suffix, still a valid object name (suffix kept, prefix truncated). */}}
+{{- define "syncagent.suffixed" -}}
+{{- $root := index . 0 }}
+{{- $suffix := index . 1 }}
+{{- printf "%s-%s" (include "syncagent.fullname" $root | trunc (int (sub 62 (len $suffix))) | trimSuffix "-") $suffix }}
+{{- end }}
+
+{{- define "syncagent.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "syncagent.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "syncagent.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "syncagent.labels" -}}
+helm.sh/chart: {{ include "syncagent.chart" . }}
+{{ include "syncagent.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: syncagent
+{{- end }}
+
+{{- define "syncagent.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "syncagent.fullname" .) .Values.serviceAccount.name }}
+{{- else if .Values.serviceAccount.name }}
+{{- .Values.serviceAccount.name }}
+{{- else }}
+{{- fail "serviceAccount.name: required when serviceAccount.create is false; name the ServiceAccount the agent runs as" }}
+{{- end }}
+{{- end }}
+
+{{- define "syncagent.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.leaderElection.namespace }}
+{{- end }}
+
+{{/* The agent's Lease (--leader-election-id); the leader-election Role covers only it. */}}
+{{- define "syncagent.leaseName" -}}
+{{- .Values.leaderElection.leaseName }}
+{{- end }}
+
+{{- define "syncagent.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The agent's flags, one per line, built from values. */}}
+{{- define "syncagent.args" -}}
+- run
+{{- range .Values.watchNamespaces }}
+- --namespace={{ . }}
+{{- end }}
+- --concurrency={{ .Values.concurrency }}
+{{- range $name := list "grove" "lws" "disaggregatedSet" }}
+- --capability={{ $name }}={{ index $.Values.capabilities $name | toString }}
+{{- end }}
+- --discovery-backend={{ .Values.discoveryBackend }}
+- --metrics-bind-address=:{{ .Values.metrics.port }}
+- --health-probe-bind-address=:{{ .Values.health.port }}
+{{- if .Values.leaderElection.enabled }}
+- --leader-elect
+- --leader-election-namespace={{ include "syncagent.leaseNamespace" . }}
+- --leader-election-id={{ include "syncagent.leaseName" . }}
+{{- else }}
+- --no-leader-elect
+{{- end }}
+- --log-level={{ .Values.logLevel }}
+{{- with .Values.resyncPeriod }}
+- --resync-period={{ . }}
+{{- end }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Checks values that the schema cannot express; each message names the field. */}}
+{{- define "syncagent.validate" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
+{{- fail "replicaCount: more than 1 replica needs leaderElection.enabled=true, or two agents would write the same objects" }}
+{{- end }}
+{{- $caps := .Values.capabilities }}
+{{- if and (eq (toString $caps.lws) "false") (eq (toString $caps.disaggregatedSet) "true") }}
+{{- fail "capabilities.disaggregatedSet: true needs LeaderWorkerSets, but capabilities.lws=false switches them off; change one of the two" }}
+{{- end }}
+{{- if eq (int .Values.metrics.port) (int .Values.health.port) }}
+{{- fail "health.port: must differ from metrics.port" }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,69 @@
+"""``syncagent conflicts``: the fields a graph's applies would take from other managers."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lightkube import AsyncClient
+
+from syncagent.cli.errors import UserError
+from syncagent.inspect import conflicts
+from syncagent.inspect.live import ReadError, read_graph
+from syncagent.inspect.planner import PlanError, plan_live_graph
+from syncagent.inspect.session import InspectError, add_connection_arguments, run_async
+from syncagent.runtime import capabilities
+
+DESCRIPTION = """\
+Dry-run, without force, every object the graph's program would apply, and list each field
+another manager owns with a different value: the path (list items by key, such as
+ports[port=8000,protocol=TCP]), the owning manager and its operation, our value and the live
+value, and the remedy: take-over (an upstream-operator or kubectl write the agent adopts),
+force (what the agent does; yield the field to keep the other value), hand-over (replicas under
+an autoscaler: two steps, no value reset). Never writes.
+
+exit codes: 0 no conflicts, 2 conflicts, 1 error."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "conflicts",
+        help="list the fields a graph's applies would take from other managers, with remedies",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("graph", metavar="DGD", help="DynamoGraphDeployment name")
+    add_connection_arguments(parser, impersonate=True)
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument("--discovery-backend", choices=("kubernetes", "etcd"), default="kubernetes")
+    capabilities.add_capability_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = capabilities.capability_overrides(args.capability)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    namespace = args.namespace or "default"
+    subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
+
+    async def work(client: AsyncClient) -> list[conflicts.ConflictRow]:
+        try:
+            graph = await read_graph(client, args.graph, namespace=namespace)
+            run_ = await plan_live_graph(
+                client, graph, settings=settings, discovery_backend=args.discovery_backend
+            )
+        except (ReadError, PlanError) as err:
+            raise InspectError(str(err)) from None
+        return conflicts.rows(run_.engine.records)
+
+    try:
+        found = run_async(args, work)
+    except InspectError as err:
+        raise UserError(str(err)) from None
+    if args.output == "json":
+        print(conflicts.to_json(found, graph=subject), end="")
+    else:
+        print(conflicts.to_text(found, graph=subject), end="")
+    return 2 if found else 0

@@ -1,0 +1,132 @@
+"""``syncagent plan``: what the agent would do for a graph, from server dry runs only."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from lightkube import AsyncClient
+
+from syncagent.api import LoadError, load_documents, parse_object, read_input
+from syncagent.api.load import is_ours, object_ref
+from syncagent.cli.errors import UserError
+from syncagent.inspect import report
+from syncagent.inspect.planner import PlanError, plan_documents
+from syncagent.inspect.session import (
+    InspectError,
+    add_connection_arguments,
+    open_client,
+    run_async,
+)
+from syncagent.runtime import capabilities
+
+DESCRIPTION = """\
+Show exactly what the agent would do for a graph: per object created, configured, unchanged,
+conflict or would-delete, with a diff of the live object against the server's dry-run result
+(server defaults never show as changes), the conflicts and their owners, and any takeover of
+fields written by the upstream operator or kubectl. Runs the agent's own programs and field
+managers with server-side dry runs only: it never writes.
+
+exit codes: 0 no changes, 2 changes, 1 error."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="show what the agent would do for a graph (dry runs only, never writes)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-f", "--filename", required=True, metavar="FILE|DIR|-", help="graph manifest(s)"
+    )
+    add_connection_arguments(parser, impersonate=True)
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument("--no-diff", action="store_true", help="list objects without diffs")
+    parser.add_argument(
+        "--discovery-backend",
+        choices=("kubernetes", "etcd"),
+        default="kubernetes",
+        help="the agent's --discovery-backend (default kubernetes)",
+    )
+    capabilities.add_capability_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = capabilities.capability_overrides(args.capability)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    docs = read_documents(args.filename)
+    namespace = args.namespace or "default"
+
+    async def work(client: AsyncClient) -> report.Plan:
+        # The graph itself is applied by the user, not the agent: dry-run it without --as.
+        user = open_client(args, impersonate=False) if args.as_user else None
+        try:
+            run_ = await plan_documents(
+                client,
+                docs,
+                namespace=namespace,
+                settings=settings,
+                discovery_backend=args.discovery_backend,
+                input_client=user,
+            )
+        except PlanError as err:
+            raise InspectError(str(err)) from None
+        finally:
+            if user is not None:
+                await user.close()
+        return report.build(run_)
+
+    try:
+        plan = run_async(args, work)
+    except InspectError as err:
+        raise UserError(str(err)) from None
+    text = (
+        report.to_json(plan)
+        if args.output == "json"
+        else report.to_text(plan, show_diff=not args.no_diff)
+    )
+    print(text, end="")
+    return plan.exit_code
+
+
+def read_documents(path: str) -> list[dict[str, Any]]:
+    """The DGD and DCD documents of a file, every ``*.yaml|*.yml|*.json`` of a directory, or
+    stdin; each validated like the agent validates it."""
+    try:
+        sources = _sources(path)
+        docs: list[dict[str, Any]] = []
+        for source, text in sources:
+            found = load_documents(text, source=source)
+            for doc in found:
+                _require_ours(doc, source=source)
+                parse_object(doc, source=source)
+            docs += found
+    except LoadError as err:
+        raise UserError(str(err)) from None
+    if not docs:
+        raise UserError(f"{path}: no DynamoGraphDeployment or DynamoComponentDeployment found")
+    return docs
+
+
+def _sources(path: str) -> list[tuple[str, str]]:
+    if path != "-" and Path(path).is_dir():
+        files = sorted(
+            p
+            for p in Path(path).iterdir()
+            if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+        )
+        return [(str(p), read_input(str(p))) for p in files]
+    return [(path, read_input(path))]
+
+
+def _require_ours(doc: dict[str, Any], *, source: str) -> None:
+    if not is_ours(doc):
+        raise LoadError(
+            f"{object_ref(doc)} in {source}: kind {doc.get('kind')} ({doc.get('apiVersion')}) "
+            "is not a DynamoGraphDeployment or DynamoComponentDeployment; plan takes graphs only"
+        )

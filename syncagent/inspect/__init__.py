@@ -1,0 +1,15 @@
+"""Shared logic of the laptop and debugging tools (``plan``, ``blame``, ``conflicts``,
+``managers``); the CLI modules only parse flags and print.
+
+- ``planengine``: an apply engine that only dry-runs, composes successive dry runs of one object
+  and records every apply and delete the programs ask for.
+- ``planner``: runs the agent's own programs for a graph against that engine.
+- ``report``: the plan as rows (human text and the stable JSON of ``plan -o json``).
+- ``diff``: live vs dry-run result as a readable diff (server-set fields left out).
+- ``fieldpaths``: readable field paths resolved against objects.
+- ``blame``, ``conflicts``, ``managers``: the other three tools.
+- ``upstream``: the writers whose Update entries a takeover adopts, and the takeover targets
+  per kind (shared with the programs).
+- ``kinds``, ``live``, ``session``: KIND/NAME resolution, reading one object, the client
+  (``--as`` impersonation) and the one-line errors.
+"""

@@ -1,0 +1,40 @@
+"""Read one live object for the inspect commands (raw JSON, every field the server returns)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncagent.inspect.kinds import KindInfo, object_path, resolve_kind
+from syncagent.runtime.client import http_client
+
+GRAPH = KindInfo("nvidia.com/v1beta1", "DynamoGraphDeployment", "dynamographdeployments", True)
+
+
+class ReadError(Exception):
+    pass
+
+
+async def read(client: Any, info: KindInfo, *, name: str, namespace: str) -> dict[str, Any]:
+    subject = f"{info.kind}/{namespace}/{name}" if info.namespaced else f"{info.kind}/{name}"
+    response = await http_client(client).get(object_path(info, name=name, namespace=namespace))
+    if response.status_code == 404:
+        where = f" in namespace {namespace}" if info.namespaced else ""
+        raise ReadError(f"{subject}: not found{where}; check the name and -n/--namespace")
+    if response.status_code >= 400:
+        try:
+            message = response.json().get("message") or response.text
+        except ValueError:
+            message = response.text
+        raise ReadError(f"{subject}: cannot read it: HTTP {response.status_code} {message.strip()}")
+    obj = response.json()
+    obj.setdefault("apiVersion", info.api_version)
+    obj.setdefault("kind", info.kind)
+    return obj
+
+
+async def read_target(client: Any, kind: str, name: str, *, namespace: str) -> dict[str, Any]:
+    return await read(client, await resolve_kind(client, kind), name=name, namespace=namespace)
+
+
+async def read_graph(client: Any, name: str, *, namespace: str) -> dict[str, Any]:
+    return await read(client, GRAPH, name=name, namespace=namespace)

@@ -1,0 +1,205 @@
+"""``managers``: the field managers on a graph's objects, checked against ``fieldmanagers/``.
+
+Per object: every managedFields entry, the bytes managedFields take, and findings:
+- ``outside-contract``: a ``syncagent/*`` manager owns a path (or writes a kind, or uses an
+  operation/subresource) its declaration does not name;
+- ``unknown``: a ``syncagent/*`` manager no module declares (a renamed or removed manager);
+- ``stale``: an Update entry of a writer a takeover adopts (upstream operator, kubectl), or a
+  per-owner manager whose owner no longer has a reference on the object;
+- ``missing``: an object controlled through our references without a ``syncagent/ownership``
+  entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+import fieldmanagers
+from fieldmanagers import ownership
+from fieldmanagers.owner import PREFIX as OWNER_PREFIX
+from syncagent.inspect.upstream import POLICY
+from syncagent.ssa.desired import ref_of
+from syncagent.ssa.managedfields import ManagerEntry, decode
+from syncagent.ssa.takeover import TakeoverPolicy
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str  # outside-contract | unknown | stale | missing
+    manager: str
+    text: str
+
+
+@dataclass
+class ObjectReport:
+    subject: str
+    bytes: int
+    entries: list[ManagerEntry]
+    findings: list[Finding] = field(default_factory=list)
+
+
+def check_graph(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[ObjectReport]:
+    objects = graph_objects(graph, live)
+    return [check(objects[0], user_object=True), *(check(o) for o in objects[1:])]
+
+
+def graph_objects(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[Obj]:
+    """The graph and everything that references it, directly or through its children."""
+    objects = list(live)
+    uids = {str((graph.get("metadata") or {}).get("uid"))}
+    chosen: dict[str, Obj] = {}
+    changed = True
+    while changed:
+        changed = False
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            if meta.get("uid") in uids:
+                continue
+            refs = {str(r.get("uid")) for r in meta.get("ownerReferences") or ()}
+            if refs & uids:
+                uids.add(str(meta.get("uid")))
+                chosen[ref_of(obj).subject] = obj
+                changed = True
+    return [dict(graph), *chosen.values()]
+
+
+def check(
+    obj: Mapping[str, Any], *, policy: TakeoverPolicy = POLICY, user_object: bool = False
+) -> ObjectReport:
+    """``user_object``: the graph itself, whose content its author writes (never taken over)."""
+    raw = (obj.get("metadata") or {}).get("managedFields") or []
+    entries = decode(obj)
+    report = ObjectReport(ref_of(obj).subject, len(orjson.dumps(raw)), entries)
+    kind = str(obj.get("kind"))
+    ref_uids = {str(r.get("uid")) for r in (obj.get("metadata") or {}).get("ownerReferences") or ()}
+    for raw_entry, entry in zip(raw, entries, strict=True):
+        if fieldmanagers.is_ours(entry.manager):
+            report.findings += _check_ours(entry, kind=kind, ref_uids=ref_uids)
+        elif policy.is_old(raw_entry) and not user_object:
+            report.findings.append(
+                Finding(
+                    "stale",
+                    entry.manager,
+                    f"{entry.manager} ({entry.operation}) owns {len(entry.fields)} field(s); "
+                    "taken over before the agent's next apply",
+                )
+            )
+    names = {e.manager for e in entries}
+    if (
+        _controlled_by_us(obj)
+        and ownership.MANAGER.name not in names
+        and kind in ownership.MANAGER.kinds
+    ):
+        report.findings.append(
+            Finding(
+                "missing",
+                ownership.MANAGER.name,
+                "the controller reference is not held by syncagent/ownership; the next "
+                "reconcile adopts it",
+            )
+        )
+    return report
+
+
+def _controlled_by_us(obj: Mapping[str, Any]) -> bool:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return any(
+        r.get("controller") and r.get("apiVersion", "").startswith("nvidia.com/") for r in refs
+    )
+
+
+def _check_ours(entry: ManagerEntry, *, kind: str, ref_uids: set[str]) -> list[Finding]:
+    decl = fieldmanagers.by_name(entry.manager)
+    if decl is None:
+        return [
+            Finding(
+                "unknown",
+                entry.manager,
+                f"{entry.manager} is not declared in fieldmanagers/ (renamed or removed?); its "
+                "fields stay until another apply takes them",
+            )
+        ]
+    if entry.manager.startswith(OWNER_PREFIX) and decl.name[len(OWNER_PREFIX) :] not in ref_uids:
+        return [
+            Finding(
+                "stale",
+                entry.manager,
+                f"{entry.manager}: its owner has no reference on the object any more",
+            )
+        ]
+    out: list[Finding] = []
+    if kind not in decl.kinds:
+        out.append(
+            Finding("outside-contract", entry.manager, f"{entry.manager} does not write {kind}")
+        )
+    if (entry.operation, entry.subresource) != (decl.operation, decl.subresource):
+        out.append(
+            Finding(
+                "outside-contract",
+                entry.manager,
+                f"{entry.manager} wrote with {_how(entry.operation, entry.subresource)}, "
+                f"declared {_how(decl.operation, decl.subresource)}",
+            )
+        )
+    if decl.exempt_from_checks:
+        return out
+    for path in entry.paths():
+        if path and not decl.owns(path):
+            out.append(
+                Finding(
+                    "outside-contract", entry.manager, f"{entry.manager} owns {path} (undeclared)"
+                )
+            )
+    return out
+
+
+def _how(operation: str, subresource: str) -> str:
+    return operation + (f" on {subresource}" if subresource else "")
+
+
+def to_text(reports: list[ObjectReport]) -> str:
+    width = max((len(r.subject) for r in reports), default=6)
+    lines = [f"{'OBJECT':<{width}}  {'BYTES':>6}  MANAGERS"]
+    for r in reports:
+        names = ", ".join(
+            f"{e.manager} ({_how(e.operation, e.subresource).replace(' on ', '/')})"
+            for e in r.entries
+        )
+        lines.append(f"{r.subject:<{width}}  {r.bytes:>6}  {names}")
+        lines += [f"  {f.kind}: {f.text}" for f in r.findings]
+    total = sum(r.bytes for r in reports)
+    findings = sum(len(r.findings) for r in reports)
+    lines.append(f"managedFields: {total} bytes on {len(reports)} object(s); {findings} finding(s)")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(reports: list[ObjectReport]) -> str:
+    doc = {
+        "objects": [
+            {
+                "object": r.subject,
+                "managedFieldsBytes": r.bytes,
+                "managers": [
+                    {
+                        "manager": e.manager,
+                        "operation": e.operation,
+                        "subresource": e.subresource,
+                        "fields": len(e.fields),
+                    }
+                    for e in r.entries
+                ],
+                "findings": [
+                    {"kind": f.kind, "manager": f.manager, "text": f.text} for f in r.findings
+                ],
+            }
+            for r in reports
+        ],
+        "totalBytes": sum(r.bytes for r in reports),
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -1,0 +1,255 @@
+"""An apply engine for ``plan``: dry runs only, never a write.
+
+The programs run unchanged against it. Every ``apply`` becomes :meth:`Engine.plan` (a
+server-side dry run under the same manager and force policy) and every ``delete`` is recorded
+as ``would-delete``. Dry runs are not persisted, so a second apply to the same object (the
+ownership apply after a content apply) is dry-run against the real live object; the engine then
+composes the results: each dry run contributes the parts it changed relative to the real live
+object, and programs see that composition as the apply's result.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from syncagent.ssa import ABSENT, ChangeSetEntry, Conflict, ConflictError, Engine, ref_of
+from syncagent.ssa.engine import Live
+
+_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One apply the programs asked for: the desired body and the dry-run entry."""
+
+    subject: str
+    manager: str
+    desired: dict[str, Any]
+    entry: ChangeSetEntry
+    force: bool
+    subresource: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A non-forced apply the server refused with conflicts (the agent's apply fails too)."""
+
+    subject: str
+    manager: str
+    desired: dict[str, Any]
+    conflicts: tuple[Conflict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    subject: str
+    live: dict[str, Any]
+
+
+@dataclass
+class Records:
+    """Everything one plan run recorded, in the order the programs asked for it."""
+
+    applies: list[Recorded] = field(default_factory=list)
+    deletes: list[Deleted] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    real: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    composed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    # Writes made around the engine (say a merge patch to /scale), turned into dry runs.
+    other_writes: list[str] = field(default_factory=list)
+
+    def see(self, subject: str) -> None:
+        if subject not in self.order:
+            self.order.append(subject)
+
+
+class PlanEngine(Engine):
+    """An :class:`Engine` whose writes are dry runs; ``records`` says what would happen."""
+
+    plan_only = True  # read by syncagent.ssa.takeover.take_over: dry-run the takeover too
+
+    def __init__(self, client: Any, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        self.records = Records()
+        self._guard_installed = False
+        self.guard()
+
+    def guard(self) -> None:
+        """Make every write of the shared HTTP client a dry run, until :meth:`release`.
+
+        Programs may write around the engine (the Grove scale patch does); the plan must still
+        never write. The hook runs first, so request counters see the dry run.
+        """
+        if self._guard_installed:
+            return
+        hooks = self.api.http.event_hooks
+        hooks["request"].insert(0, self._dry_run_only)
+        self.api.http.event_hooks = hooks
+        self._guard_installed = True
+
+    def release(self) -> None:
+        hooks = self.api.http.event_hooks
+        hooks["request"] = [h for h in hooks["request"] if h != self._dry_run_only]
+        self.api.http.event_hooks = hooks
+        self._guard_installed = False
+
+    async def _dry_run_only(self, request: httpx2.Request) -> None:
+        if request.method.upper() not in _WRITE_METHODS or "dryRun" in request.url.params:
+            return
+        request.url = request.url.copy_merge_params({"dryRun": "All"})
+        self.records.other_writes.append(f"{request.method} {request.url.path}")
+
+    async def apply(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        manager: str,
+        force: bool = False,
+        live: Live = None,
+        subresource: str = "",
+        resource_version_precondition: bool = False,
+    ) -> ChangeSetEntry:
+        subject = ref_of(desired).subject
+        base = await self._real(desired, live)
+        if base is None and subject in self.records.composed:
+            # Already created by an earlier dry run of this plan: a second dry-run create (an
+            # ownership skeleton) could be invalid on its own and says nothing new.
+            entry = ChangeSetEntry(
+                action="created",
+                subject=subject,
+                object=copy.deepcopy(self.records.composed[subject]),
+                manager=manager,
+                subresource=subresource,
+                dry_run=True,
+            )
+            self.records.applies.append(
+                Recorded(subject, manager, copy.deepcopy(dict(desired)), entry, force, subresource)
+            )
+            return entry
+        try:
+            entry = await self.plan(
+                desired,
+                manager=manager,
+                force=force,
+                live=ABSENT if base is None else base,
+                subresource=subresource,
+                resource_version_precondition=resource_version_precondition,
+            )
+        except ConflictError as err:
+            self.records.see(subject)
+            record = Refused(subject, manager, copy.deepcopy(dict(desired)), err.conflicts)
+            self.records.refused.append(record)
+            raise
+        composed = compose(self.records.composed.get(subject), base, entry.object, subresource)
+        self.records.composed[subject] = composed
+        self.records.see(subject)
+        self.records.applies.append(
+            Recorded(subject, manager, copy.deepcopy(dict(desired)), entry, force, subresource)
+        )
+        return dataclasses.replace(entry, object=copy.deepcopy(composed))
+
+    async def delete(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        uid: str,
+        resource_version: str | None = None,
+        propagation: str = "Background",
+    ) -> bool:
+        subject = ref_of(obj).subject
+        self.records.see(subject)
+        self.records.deletes.append(Deleted(subject, copy.deepcopy(dict(obj))))
+        return True
+
+    async def get(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
+        subject = ref_of(obj).subject
+        if not subresource and subject in self.records.composed:
+            return copy.deepcopy(self.records.composed[subject])
+        found = await super().get(obj, subresource=subresource)
+        if not subresource:
+            self.records.real.setdefault(subject, copy.deepcopy(found))
+        return found
+
+    def observe_takeover(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """A program's takeover (dry-run here): later applies compare with the real object."""
+        subject = ref_of(before).subject
+        self.records.real.setdefault(subject, copy.deepcopy(before))
+        self.records.see(subject)
+
+    async def _real(self, desired: Mapping[str, Any], live: Live) -> dict[str, Any] | None:
+        """The object as it really is (first view wins: later views may be compositions)."""
+        subject = ref_of(desired).subject
+        if subject in self.records.real:
+            return self.records.real[subject]
+        if live is ABSENT:
+            real: dict[str, Any] | None = None
+        elif live is None:
+            real = await super().get(desired)
+        else:
+            real = copy.deepcopy(dict(live))
+        self.records.real[subject] = real
+        return real
+
+
+def compose(
+    current: dict[str, Any] | None,
+    base: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    subresource: str = "",
+) -> dict[str, Any]:
+    """``current`` (earlier dry runs composed) plus what ``result`` changed relative to ``base``.
+
+    For an absent object the first dry-run create is the starting point; later creates only add
+    their managedFields entries (their other parts repeat the first one's or are skeletons).
+    """
+    if current is None:
+        return copy.deepcopy(dict(result))
+    out = copy.deepcopy(current)
+    if base is None:
+        _merge_entries(out, {}, result)
+        return out
+    parts = ["status"] if subresource == "status" else sorted(set(result) - {"metadata", "status"})
+    for part in parts:
+        if result.get(part) != base.get(part):
+            out[part] = copy.deepcopy(result.get(part))
+    meta_out = out.setdefault("metadata", {})
+    meta_base, meta_res = base.get("metadata") or {}, result.get("metadata") or {}
+    for part in _META_PARTS:
+        if meta_res.get(part) != meta_base.get(part):
+            if part in meta_res:
+                meta_out[part] = copy.deepcopy(meta_res[part])
+            else:
+                meta_out.pop(part, None)
+    _merge_entries(out, base, result)
+    return out
+
+
+def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (
+        str(entry.get("manager")),
+        str(entry.get("operation")),
+        str(entry.get("subresource") or ""),
+    )
+
+
+def _merge_entries(out: dict[str, Any], base: Mapping[str, Any], result: Mapping[str, Any]) -> None:
+    """Take the managedFields entries ``result`` added, changed or removed relative to ``base``."""
+    by_key = {_key(e): e for e in (base.get("metadata") or {}).get("managedFields") or []}
+    res = {_key(e): e for e in (result.get("metadata") or {}).get("managedFields") or []}
+    meta = out.setdefault("metadata", {})
+    entries = {_key(e): e for e in meta.get("managedFields") or []}
+    for key, entry in res.items():
+        old = by_key.get(key)
+        if old is None or old.get("fieldsV1") != entry.get("fieldsV1"):
+            entries[key] = copy.deepcopy(entry)
+    for key in set(by_key) - set(res):
+        entries.pop(key, None)
+    meta["managedFields"] = list(entries.values())

@@ -1,0 +1,374 @@
+"""Run the agent's own programs for a graph, with dry runs only (``syncagent plan``).
+
+Seam for the programs: the DGD reconcile is the controller's (routing, validation, program
+choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
+program, as the agent's DCD reconciler would once the DCD exists. Both run against a
+:class:`~syncagent.inspect.planengine.PlanEngine` and a store read once from the server.
+The DisaggregatedSet and Grove programs plug in through the controller: nothing here
+names a pathway.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import orjson
+from lightkube import AsyncClient
+
+from syncagent import status
+from syncagent.controller import Reconcilers
+from syncagent.inspect.planengine import PlanEngine
+from syncagent.programs.view import DictStore, Obj
+from syncagent.programs.workload import ComponentContext, WorkloadProgram
+from syncagent.programs.writes import Writer
+from syncagent.runtime import capabilities as caps_mod
+from syncagent.runtime.capabilities import Capabilities, Setting
+from syncagent.runtime.client import http_client
+from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS, served_resources
+from syncagent.ssa import ChangeSetEntry, DesiredObjectError, ObjectRef, RequestCounter, ref_of
+from syncagent.ssa.compare import differences
+from syncagent.ssa.errors import PreconditionError, error_from_status
+
+DGD = "DynamoGraphDeployment"
+DCD = "DynamoComponentDeployment"
+# The manager the plan's own dry run of the input graph uses: the graph is the user's to apply
+# (kubectl, GitOps); the plan only needs the server's view of it (defaults, validation, uid).
+INPUT_MANAGER = "syncagent-plan"
+
+# Kinds the programs read from their caches, as (apiVersion, kind).
+STORE_KINDS: tuple[tuple[str, str], ...] = (
+    ("nvidia.com/v1beta1", DGD),
+    ("nvidia.com/v1beta1", DCD),
+    ("apps/v1", "Deployment"),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    ("disaggregatedset.x-k8s.io/v1", "DisaggregatedSet"),
+    ("grove.io/v1alpha1", "PodCliqueSet"),
+    ("grove.io/v1alpha1", "PodClique"),
+    ("grove.io/v1alpha1", "PodCliqueScalingGroup"),
+    ("v1", "Service"),
+    ("v1", "ServiceAccount"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("v1", "Secret"),
+    ("nvidia.com/v1alpha1", "DynamoCheckpoint"),
+)
+_SERVER_SET = ("managedFields", "uid", "creationTimestamp", "deletionTimestamp", "generation")
+_SERVER_SET += ("resourceVersion", "selfLink", "deletionGracePeriodSeconds")
+
+
+@dataclass
+class InputRow:
+    """The input object itself (graph or standalone DCD): what applying the file changes."""
+
+    subject: str
+    entry: ChangeSetEntry
+
+
+@dataclass
+class PlanRun:
+    engine: PlanEngine
+    inputs: list[InputRow] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
+
+
+async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
+    served = await served_resources(client, OPTIONAL_GROUP_VERSIONS)
+    return caps_mod.resolve(served, settings)
+
+
+async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
+    """Everything the programs read for ``namespace``, listed once (reads only)."""
+    objects: dict[str, list[Obj]] = {}
+    for api_version, kind in STORE_KINDS:
+        objects[kind] = await _list(engine, api_version, kind, namespace)
+    return DictStore(objects)
+
+
+async def _list(engine: PlanEngine, api_version: str, kind: str, namespace: str) -> list[Obj]:
+    ref = ObjectRef(api_version, kind, "x", namespace)
+    try:
+        info = await engine.api.resolve(ref)
+    except DesiredObjectError:
+        return []  # not served: nothing of that kind exists
+    response = await engine.api.http.get(info.path(namespace=namespace))
+    if response.status_code == 404:
+        return []
+    if response.status_code >= 400:
+        raise PlanError(
+            f"{kind} in namespace {namespace}: cannot list: HTTP {response.status_code} "
+            f"{_message(response)}; check the permissions of the user (or --as identity)"
+        )
+    items = response.json().get("items") or []
+    return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
+
+
+def _message(response: Any) -> str:
+    try:
+        return str(response.json().get("message") or "")
+    except ValueError:
+        return response.text.strip()
+
+
+class PlanError(Exception):
+    """The plan could not run (one line, names the object)."""
+
+
+def sparse_input(doc: Mapping[str, Any], *, namespace: str) -> dict[str, Any]:
+    """The user's manifest as an apply body: server-set metadata and status removed."""
+    body = {k: copy.deepcopy(v) for k, v in doc.items() if k != "status"}
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _SERVER_SET}
+    meta["namespace"] = meta.get("namespace") or namespace
+    body["metadata"] = meta
+    return body
+
+
+async def plan_documents(
+    client: AsyncClient,
+    docs: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str,
+    settings: Mapping[str, Setting],
+    discovery_backend: str = "kubernetes",
+    counter: RequestCounter | None = None,
+    input_client: AsyncClient | None = None,
+) -> PlanRun:
+    """Plan every DGD / DCD document: what the agent would do, from dry runs only.
+
+    ``client`` is the agent's identity (``--as``); ``input_client`` the user's, for the dry
+    run of the input itself (the user applies the graph; the agent never writes its spec).
+    """
+    engine = PlanEngine(client, counter=counter)
+    try:
+        caps = await capabilities_of(client, settings)
+        user = http_client(input_client) if input_client is not None else engine.api.http
+        return await _plan(engine, docs, namespace, caps, discovery_backend, user)
+    finally:
+        engine.release()
+
+
+async def _plan(
+    engine: PlanEngine,
+    docs: Sequence[Mapping[str, Any]],
+    namespace: str,
+    caps: Capabilities,
+    discovery_backend: str,
+    user: httpx2.AsyncClient,
+) -> PlanRun:
+    run = PlanRun(engine)
+    stores: dict[str, DictStore] = {}
+    for doc in docs:
+        body = sparse_input(doc, namespace=namespace)
+        ns = body["metadata"]["namespace"]
+        if ns not in stores:
+            stores[ns] = await read_store(engine, ns)
+            for objs in stores[ns].objects.values():
+                for obj in objs:
+                    meta = obj.get("metadata") or {}
+                    run.live[f"{obj['kind']}/{ns}/{meta.get('name')}"] = obj
+        store = stores[ns]
+        input_entry = await _plan_input(engine, user, store, body)
+        run.inputs.append(InputRow(input_entry.subject, input_entry))
+        server_view = input_entry.object
+        if body["kind"] == DGD:
+            await _plan_graph(run, store, server_view, caps, discovery_backend)
+        else:
+            await _plan_component(run, store, server_view, caps, discovery_backend)
+    return run
+
+
+async def _plan_input(
+    engine: PlanEngine, user: httpx2.AsyncClient, store: DictStore, body: dict[str, Any]
+) -> ChangeSetEntry:
+    """The server's view of the input once applied: a dry-run create, or a dry-run update.
+
+    An update (not an apply under a new manager) because the graph becomes the file: an
+    apply would keep fields that the file dropped while another manager still owns them.
+    """
+    meta = body["metadata"]
+    live = store.get(body["kind"], meta["namespace"], meta["name"])
+    ref = ref_of(body)
+    info = await engine.api.resolve(ref)
+    for attempt in range(_ATTEMPTS):
+        try:
+            result = await _dry_run_input(user, info.path(namespace=ref.namespace), body, live)
+            break
+        except PreconditionError:
+            # The agent wrote the graph (its status) since we read it: read it again.
+            if attempt == _ATTEMPTS - 1:
+                raise
+            live = await engine.api.get(ref)
+    _replace(store, result)
+    if live is None:
+        found: list[str] = ["(object does not exist)"]
+    else:
+        found = [
+            d for d in differences(live, result, manager=INPUT_MANAGER) if INPUT_MANAGER not in d
+        ]
+    return ChangeSetEntry(
+        action="created" if live is None else ("configured" if found else "unchanged"),
+        subject=ref.subject,
+        object=result,
+        manager=INPUT_MANAGER,
+        before=live,
+        differences=tuple(found),
+        dry_run=True,
+    )
+
+
+_ATTEMPTS = 5
+
+
+async def _dry_run_input(
+    user: httpx2.AsyncClient,
+    collection: str,
+    body: dict[str, Any],
+    live: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A dry-run create (absent) or update (present, guarded by its resourceVersion)."""
+    meta = body["metadata"]
+    if live is None:
+        path, method = collection, "POST"
+    else:
+        path, method = f"{collection}/{meta['name']}", "PUT"
+        body = {**body, "metadata": _keep_server_metadata(meta, live)}
+    response = await user.request(
+        method,
+        path,
+        params={"dryRun": "All", "fieldManager": INPUT_MANAGER},
+        content=orjson.dumps(body),
+        headers={"Content-Type": "application/json"},
+    )
+    if response.status_code >= 400:
+        subject = ref_of(body).subject
+        raise error_from_status(subject, response.status_code, _status(response))
+    return dict(orjson.loads(response.content))
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _keep_server_metadata(meta: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
+    """The update keeps what other writers keep on the graph and manifests never carry:
+    finalizers, owner references and kubectl's last-applied annotation (rewritten by kubectl
+    on every apply anyway)."""
+    live_meta = live.get("metadata") or {}
+    out = {**meta, "resourceVersion": _rv(live)}
+    for key in ("finalizers", "ownerReferences"):
+        if key not in out and live_meta.get(key):
+            out[key] = live_meta[key]
+    last = (live_meta.get("annotations") or {}).get(LAST_APPLIED)
+    if last is not None:
+        out["annotations"] = {**(out.get("annotations") or {}), LAST_APPLIED: last}
+    return out
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _status(response: Any) -> dict[str, Any]:
+    try:
+        return dict(orjson.loads(response.content))
+    except orjson.JSONDecodeError:
+        return {"message": response.text.strip()}
+
+
+def _replace(store: DictStore, obj: Obj) -> None:
+    kind, meta = obj["kind"], obj.get("metadata") or {}
+    keep = [
+        o
+        for o in store.objects.get(kind, [])
+        if (o.get("metadata") or {}).get("name") != meta.get("name")
+        or (o.get("metadata") or {}).get("namespace") != meta.get("namespace")
+    ]
+    store.objects[kind] = [*keep, obj]
+
+
+async def _plan_graph(
+    run: PlanRun, store: DictStore, graph: Obj, caps: Capabilities, backend: str
+) -> None:
+    reconcilers = Reconcilers(
+        engine=run.engine,
+        store=store,
+        recorder=None,  # type: ignore[arg-type]  # plans emit no events
+        capabilities=lambda: caps,
+        discovery_backend=backend,
+    )
+    # The controller's own DGD path (routing, validation, program choice); see module doc.
+    ctx = reconcilers._graph_context(graph, caps)
+    outcome = await reconcilers._run_graph(ctx)
+    problem = _graph_problem(outcome.status)
+    if problem:
+        run.errors.append(f"{ctx.ref}: {problem}")
+    _sync_store(store, run.engine)
+    for subject in list(run.engine.records.order):
+        if not subject.startswith(f"{DCD}/") or _deleted(run, subject):
+            continue
+        await _plan_component(run, store, run.engine.records.composed[subject], caps, backend)
+
+
+async def _plan_component(
+    run: PlanRun, store: DictStore, dcd: Obj, caps: Capabilities, backend: str
+) -> None:
+    writer = Writer(run.engine, on=dcd)
+    ctx = ComponentContext(
+        dcd=dcd, caps=caps, store=store, writer=writer, discovery_backend=backend
+    )
+    outcome = await WorkloadProgram().reconcile(ctx)
+    cond = status.find(outcome.status.get("conditions"), status.AVAILABLE) or {}
+    if cond.get("reason") == "Reconciling":
+        run.errors.append(f"{ctx.ref}: {cond.get('message')}")
+    _sync_store(store, run.engine)
+
+
+def _sync_store(store: DictStore, engine: PlanEngine) -> None:
+    """What the watch caches would hold once one reconcile's writes arrived: the next
+    reconcile (a DCD after its graph, the next DCD) reads them, as in the agent."""
+    for obj in engine.records.composed.values():
+        _replace(store, obj)
+    for deleted in engine.records.deletes:
+        meta = deleted.live.get("metadata") or {}
+        kind = str(deleted.live.get("kind"))
+        store.objects[kind] = [
+            o
+            for o in store.objects.get(kind, [])
+            if (o.get("metadata") or {}).get("uid") != meta.get("uid")
+        ]
+
+
+def _deleted(run: PlanRun, subject: str) -> bool:
+    return any(d.subject == subject for d in run.engine.records.deletes)
+
+
+_FAILED = (status.VALIDATION_FAILED, status.RECONCILE_FAILED, status.PATHWAY_NOT_IMPLEMENTED)
+
+
+def _graph_problem(st: Mapping[str, Any]) -> str:
+    cond = status.find(st.get("conditions"), status.READY) or {}
+    if cond.get("reason") in (*_FAILED, status.NO_ORCHESTRATOR):
+        return str(cond.get("message") or cond.get("reason"))
+    return ""
+
+
+async def plan_live_graph(
+    client: AsyncClient,
+    graph: Obj,
+    *,
+    settings: Mapping[str, Setting],
+    discovery_backend: str = "kubernetes",
+    counter: RequestCounter | None = None,
+) -> PlanRun:
+    """Plan a graph as it is in the cluster (what the agent's next reconcile would do)."""
+    return await plan_documents(
+        client,
+        [graph],
+        namespace=str((graph.get("metadata") or {}).get("namespace") or "default"),
+        settings=settings,
+        discovery_backend=discovery_backend,
+        counter=counter,
+    )

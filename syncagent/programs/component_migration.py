@@ -1,0 +1,130 @@
+"""Leaving the DS or Grove pathway for the Component pathway (spec/routing.md §3).
+
+Runs after the Component program applied the DCDs, in the same reconcile:
+1. Services the graph controls are handed to the replacement DCDs (selector unchanged; the DCD
+   writes its own selector once its workload is ready).
+2. Model Services: control moves to the first formerly selected replacement DCD referencing the
+   model (else any referencing DCD); a missing one is recreated under it; then the graph leaves.
+3. Only once every DCD is ready: the DS / PodCliqueSet is deleted (``StaleWorkloadDeleted``).
+The ``WorkloadPathway`` condition names what is still waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from syncagent import status
+from syncagent.programs import migration, modelservice, readiness, service_cutover
+from syncagent.programs.base import ProgramResult
+from syncagent.programs.context import GraphContext, pathway_condition
+from syncagent.programs.view import Obj, being_deleted, controlled_by, environment
+from syncagent.programs.writes import owner_of
+from syncagent.render import generate_dcds, render_component, source_of
+from syncagent.render.disaggregatedset import selected_components
+from syncagent.ssa import OwnerRef, controller_of, leave, set_controller
+
+DCD = "DynamoComponentDeployment"
+PATHWAY = "Component"
+
+
+def _name(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("name") or "")
+
+
+async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
+    cached = ctx.store.get(DCD, ctx.namespace, name)
+    if cached is not None:
+        return cached
+    stub = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": DCD,
+        "metadata": {"name": name, "namespace": ctx.namespace},
+    }
+    return await ctx.writer.engine.get(stub)
+
+
+async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
+    """Hand Services back and remove the old family once the DCDs serve."""
+    leftovers = migration.stale_ds(ctx.store, ctx.namespace, ctx.uid) + migration.stale_pcs(
+        ctx.store, ctx.namespace, ctx.uid
+    )
+    if not leftovers or result.retry:
+        return result
+    env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
+    dcds = generate_dcds(ctx.graph, env=env)
+    live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
+    graph = owner_of(ctx.graph)
+    start = len(ctx.writer.events)
+    formerly = {str(c["name"]) for c in selected_components(_components(ctx))}
+    # formerly selected components first: they take control of shared model Services
+    ordered = [d for d in dcds if d.body["spec"]["name"] in formerly]
+    ordered += [d for d in dcds if d.body["spec"]["name"] not in formerly]
+    models: dict[str, list[tuple[Any, OwnerRef]]] = {}
+    for dcd in ordered:
+        obj = live.get(dcd.name)
+        if obj is None or being_deleted(obj):
+            continue
+        ref = owner_of(obj)
+        source = source_of(dcd, graph=ctx.name)
+        objects = render_component(source, env=env, lws=True, uid=ref.uid)
+        if objects.service is not None:
+            svc = ctx.store.get("Service", ctx.namespace, objects.service.name)
+            if svc is not None and controlled_by(svc, graph.uid) and not being_deleted(svc):
+                await service_cutover.hand_over(
+                    ctx.writer, objects.service, svc, new=ref, old=graph
+                )
+        if objects.model_service is not None:
+            models.setdefault(objects.model_service.name, []).append((objects.model_service, ref))
+    for candidates in models.values():
+        await _move_model(ctx, candidates, graph=graph)
+    ready = all(readiness.dcd_readiness(live.get(d.name)).ready for d in dcds)
+    if ready:
+        for obj in leftovers:
+            await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
+        remaining: list[Obj] = []
+    else:
+        remaining = leftovers
+    stale_dcds = migration.stale_dcds(
+        ctx.store, ctx.namespace, ctx.uid, keep={d.name for d in dcds}
+    )
+    names = migration.describe(remaining + stale_dcds)
+    _replace_pathway(ctx, result.status, pathway_condition(ctx, stale=names))
+    result.events = [*result.events, *ctx.writer.events[start:]]
+    return result
+
+
+async def _move_model(
+    ctx: GraphContext, candidates: list[tuple[Any, OwnerRef]], *, graph: OwnerRef
+) -> None:
+    rendered, first = candidates[0]
+    live = ctx.store.get("Service", ctx.namespace, rendered.name)
+    if being_deleted(live):
+        return
+    if live is None:
+        await modelservice.ensure(ctx.writer, ctx.store, rendered, owner=first)
+        return
+    current = controller_of(live)
+    if current is not None and current.uid == graph.uid:
+        entry = await set_controller(ctx.writer.engine, live, controller=first, live=live)
+        live = entry.object
+    if any(
+        r.get("uid") == graph.uid for r in (live.get("metadata") or {}).get("ownerReferences") or ()
+    ):
+        await leave(ctx.writer.engine, live, owner_uid=graph.uid, live=live)
+
+
+def _components(ctx: GraphContext) -> list[dict[str, Any]]:
+    return list((ctx.graph.get("spec") or {}).get("components") or [])
+
+
+def _replace_pathway(ctx: GraphContext, st: dict[str, Any], cond: tuple[str, str, str]) -> None:
+    conditions = list(st.get("conditions") or [])
+    fresh = status.condition(status.WORKLOAD_PATHWAY, *cond)
+    stamped = status.with_transition_times([fresh], ctx.previous.get("conditions"), now=ctx.now)[0]
+    st["conditions"] = [
+        stamped if c.get("type") == status.WORKLOAD_PATHWAY else c for c in conditions
+    ]
+
+
+__all__ = ["finish"]

@@ -1,0 +1,269 @@
+"""The Grove program: one PodCliqueSet per graph (spec/grove.md).
+
+Order of one reconcile: restart state -> render -> clique-set check (before any write) -> apply
+the PCS -> scale writes -> discovery identity -> Services (handoff DCD -> graph at once, selector
+kept until the PCS is ready) -> readiness -> once ``successful``: stale DS, then stale DCDs and
+Services go -> status.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from syncagent import status
+from syncagent.programs import grove_scale, migration, service_cutover
+from syncagent.programs.base import ProgramResult
+from syncagent.programs.checkpoint_gate import read_checkpoints
+from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.grove_readiness import GroveChild, component_status, pcs_readiness
+from syncagent.programs.restart import plan_restart
+from syncagent.programs.view import Obj, being_deleted, environment
+from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.render import (
+    Environment,
+    GraphLive,
+    Rendered,
+    RenderError,
+    component_selector,
+    component_service,
+    deployment,
+    discovery_identity,
+    generate_dcds,
+    graph_owner,
+    leader_worker_set,
+    model_service,
+    source_of,
+)
+from syncagent.render import labels as L
+from syncagent.render.grove import (
+    child_name,
+    clique_set_change,
+    live_template_replicas,
+    pcs_name,
+    render_pod_clique_set,
+)
+from syncagent.render.inputs import discovery_on
+from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
+from syncagent.render.services import wants_component_service
+from syncagent.ssa import SsaError
+
+log = logging.getLogger(__name__)
+
+PCS = "PodCliqueSet"
+DCD = "DynamoComponentDeployment"
+PATHWAY = "Grove"
+
+
+class _CliqueSetChanged(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class GroveProgram:
+    """Reconciles a graph routed to the Grove pathway."""
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        try:
+            return await self._reconcile(ctx)
+        except RefusedError as err:
+            return _failed(ctx, err.message, refused=True)
+        except (RenderError, _CliqueSetChanged) as err:
+            return _failed(ctx, err.message)
+        except SsaError as err:
+            return _failed(ctx, str(err))
+
+    async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
+        components = list((ctx.graph.get("spec") or {}).get("components") or [])
+        live_pcs = self._live_pcs(ctx, components)
+        checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
+        env = environment(
+            ctx.store,
+            ctx.namespace,
+            discovery_backend=ctx.discovery_backend,
+            checkpoints=checkpoints.ready,
+        )
+        name = pcs_name(ctx.name, components)
+        children = self._children(ctx, components, name, env)
+
+        def done(_component: str) -> bool:
+            return pcs_readiness(live_pcs, children).ready
+
+        restart = plan_restart(
+            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.previous.get("restart"),
+            [str(c["name"]) for c in components],
+            done=done,
+        )
+        graph_live = GraphLive(restart_at=_restart_values(live_pcs), restarting=restart.annotate)
+        rendered = render_pod_clique_set(
+            ctx.graph, env=env, live=graph_live, live_replicas=live_template_replicas(live_pcs)
+        )
+        refusal = clique_set_change(rendered, live_pcs)
+        if refusal:
+            raise _CliqueSetChanged(refusal)
+        entry = await ctx.writer.apply_owned(rendered, owner=owner_of(ctx.graph), live=live_pcs)
+        pcs = entry.object
+        for child, obj in children:
+            if grove_scale.needs_scale(obj, child.desired):
+                await grove_scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
+        dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
+        await self._identity(ctx, dcds, env)
+        ready_state = pcs_readiness(pcs, children)
+        await self._services(ctx, dcds, env, switch=ready_state.ready)
+        result = status.result_of(
+            [(rendered.name, ready_state)], waiting_checkpoints=checkpoints.waiting()
+        )
+        stale = await self._cleanup(ctx, dcds, env, successful=result.ready, keep=rendered.name)
+        runtime = {
+            str(c["name"]): dynamo_namespace(
+                ctx.namespace, ctx.name, global_namespace=bool(c.get("globalDynamoNamespace"))
+            )
+            for c in components
+        }
+        built = build_status(
+            ctx,
+            result,
+            components={
+                child.component: component_status(
+                    child, obj, runtime_namespace=runtime[child.component]
+                )
+                for child, obj in children
+            },
+            restart=restart.status,
+            checkpoints=checkpoints.status(),
+            stale=stale,
+        )
+        return ProgramResult(built, list(ctx.writer.events))
+
+    def _live_pcs(self, ctx: GraphContext, components: list[Mapping[str, Any]]) -> Obj | None:
+        """Found through this graph's controller reference: the name follows the components."""
+        mine = migration.owned(ctx.store, PCS, ctx.namespace, ctx.uid)
+        name = pcs_name(ctx.name, components)
+        by_name = ctx.store.get(PCS, ctx.namespace, name)
+        if by_name is not None and by_name not in mine:
+            stub = Rendered("", "grove.io/v1alpha1", PCS, name, ctx.namespace, body={})
+            ctx.writer.check_may_control(stub, by_name, owner_of(ctx.graph))
+            return by_name
+        return mine[0] if mine else None
+
+    def _children(
+        self, ctx: GraphContext, components: list[Mapping[str, Any]], pcs: str, env: Environment
+    ) -> list[tuple[GroveChild, Obj | None]]:
+        sources = {d.body["spec"]["name"]: d for d in generate_dcds(ctx.graph, env=env)}
+        out = []
+        for component in components:
+            spec = sources[component["name"]].body["spec"]
+            multinode = int((spec.get("multinode") or {}).get("nodeCount", 1)) > 1
+            kind = "PodCliqueScalingGroup" if multinode else "PodClique"
+            name = child_name(pcs, str(component["name"]))
+            desired = 1 if spec.get("replicas") is None else int(spec["replicas"])
+            child = GroveChild(str(component["name"]), kind, name, desired)
+            out.append((child, ctx.store.get(kind, ctx.namespace, name)))
+        return out
+
+    async def _identity(self, ctx: GraphContext, dcds: list[Rendered], env: Environment) -> None:
+        if not any(discovery_on(source_of(d, graph=ctx.name), env) for d in dcds):
+            return
+        owner = owner_of(ctx.graph)
+        for obj in discovery_identity(
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+        ):
+            current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
+            if not being_deleted(current):
+                await ctx.writer.apply_owned(obj, owner=owner, live=current)
+
+    async def _services(
+        self, ctx: GraphContext, dcds: list[Rendered], env: Environment, *, switch: bool
+    ) -> None:
+        graph = owner_of(ctx.graph)
+        our_dcds = {
+            str((d.get("metadata") or {}).get("uid"))
+            for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+        }
+        models: dict[str, Rendered] = {}
+        for dcd in dcds:
+            source = source_of(dcd, graph=ctx.name)
+            if wants_component_service(source, env):
+                workload = (
+                    leader_worker_set(source, env=env)
+                    if source.multinode
+                    else deployment(source, env=env)
+                )
+                rendered = component_service(
+                    source, workload=workload, owner=graph_owner(ctx.graph)
+                )
+                await service_cutover.ensure_component_service(
+                    ctx.writer,
+                    ctx.store,
+                    rendered,
+                    graph=graph,
+                    target=component_selector(source),
+                    switch=switch,
+                    our_dcds=our_dcds,
+                )
+            if source.model and source.model not in models:
+                models[source.model] = model_service(
+                    source.model, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+                )
+        for rendered in models.values():
+            await service_cutover.ensure_model_service(
+                ctx.writer, ctx.store, rendered, graph=graph, take_from=our_dcds
+            )
+
+    async def _cleanup(
+        self,
+        ctx: GraphContext,
+        dcds: list[Rendered],
+        env: Environment,
+        *,
+        successful: bool,
+        keep: str,
+    ) -> list[str]:
+        """Stale DS first, then every DCD, then Services; only once ``successful``."""
+        stale_ds = migration.stale_ds(ctx.store, ctx.namespace, ctx.uid)
+        stale_pcs = migration.stale_pcs(ctx.store, ctx.namespace, ctx.uid, keep=keep)
+        stale_dcds = migration.stale_dcds(ctx.store, ctx.namespace, ctx.uid, keep=())
+        if not successful:
+            return migration.describe(stale_ds + stale_pcs + stale_dcds)
+        for obj in [*stale_ds, *stale_pcs, *stale_dcds]:
+            await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
+        wanted = {
+            component_service_name(d.name)
+            for d in dcds
+            if wants_component_service(source_of(d, graph=ctx.name), env)
+        }
+        models = {model_service_name(m) for d in dcds if (m := source_of(d, graph=None).model)}
+        await service_cutover.delete_stale_services(
+            ctx.writer,
+            ctx.store,
+            namespace=ctx.namespace,
+            graph=owner_of(ctx.graph),
+            keep=wanted,
+            keep_models=models,
+        )
+        return []
+
+
+def _restart_values(pcs: Obj | None) -> dict[str, str]:
+    """Component -> live ``restartAt`` from the PCS cliques, so other components do not roll."""
+    out: dict[str, str] = {}
+    template = ((pcs or {}).get("spec") or {}).get("template") or {}
+    for clique in template.get("cliques") or ():
+        annotations = clique.get("annotations") or {}
+        component = (clique.get("labels") or {}).get(L.COMPONENT)
+        if component and L.RESTART_AT in annotations:
+            out.setdefault(str(component), str(annotations[L.RESTART_AT]))
+    return out
+
+
+def _failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
+    log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
+    result = status.failed(status.RECONCILE_FAILED, message)
+    built = build_status(ctx, result, components=ctx.previous.get("components"))
+    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+
+
+__all__ = ["GroveProgram"]

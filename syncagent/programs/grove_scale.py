@@ -1,0 +1,38 @@
+"""Grove scale writes (spec/grove.md §1 "Scale writes"): JSON merge patches on ``/scale``.
+
+Server-side apply to a custom resource's ``scale`` subresource does not work (kubernetes#116311),
+so desired replicas go through a merge patch under ``syncagent/grove-scale``, and only when the
+live child's ``spec.replicas`` differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from fieldmanagers import grove_scale
+from syncagent.ssa import Engine, ref_of
+from syncagent.ssa.api import _json_or_raise
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
+    if child is None or (child.get("metadata") or {}).get("deletionTimestamp"):
+        return False  # a child not created yet is patched once it exists
+    return (child.get("spec") or {}).get("replicas") != desired
+
+
+async def patch_scale(engine: Engine, child: Mapping[str, Any], desired: int) -> dict[str, Any]:
+    """One merge patch ``{"spec":{"replicas":N}}`` to the child's ``scale`` subresource."""
+    ref = ref_of(child)
+    info = await engine.api.resolve(ref)
+    response = await engine.api.http.patch(
+        info.path(namespace=ref.namespace, name=ref.name, subresource="scale"),
+        params={"fieldManager": grove_scale.MANAGER.name},
+        content=orjson.dumps({"spec": {"replicas": desired}}),
+        headers={"Content-Type": MERGE_PATCH},
+    )
+    return _json_or_raise(ref, response)

@@ -1,0 +1,78 @@
+"""Restart coalescing on the DisaggregatedSet pathway (spec/disaggregatedset.md §6.2). Pure.
+
+The DS rolls every role in one revision, so a sequential restart treats the selected components
+as one step: the first selected component in the order stands for all of them, annotating any
+selected component annotates all, and once the DS is done the remaining selected components are
+skipped. Parallel restarts are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from syncagent.programs.restart import RestartPlan, plan_restart
+from syncagent.render import labels as L
+
+Obj = Mapping[str, Any]
+
+
+def _collapsed_order(order: Sequence[str], selected: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    seen_selected = False
+    for name in order:
+        if name in selected:
+            if seen_selected:
+                continue
+            seen_selected = True
+        out.append(name)
+    return out
+
+
+def plan_ds_restart(
+    spec_restart: Mapping[str, Any] | None,
+    status_restart: Mapping[str, Any] | None,
+    components: Sequence[str],
+    *,
+    selected: Sequence[str],
+    done: Callable[[str], bool],
+) -> RestartPlan:
+    """``done(c)`` for a selected ``c`` must be the DS check (ready and not modified)."""
+    spec = dict(spec_restart or {})
+    strategy = dict(spec.get("strategy") or {})
+    if strategy.get("type") == "Parallel" or not spec.get("id"):
+        plan = plan_restart(spec_restart, status_restart, components, done=done)
+        return _coalesce(plan, selected)
+    order = list(strategy.get("order") or sorted(components))
+    collapsed = _collapsed_order(order, selected)
+    first = next((c for c in collapsed if c in selected), None)
+    current = dict(status_restart or {})
+    in_progress = list(current.get("inProgress") or [])
+    if in_progress and in_progress[0] in selected and first is not None:
+        # A selected component other than the first stands for the same DS step.
+        current["inProgress"] = [first]
+    spec["strategy"] = {**strategy, "order": collapsed}
+    plan = plan_restart(spec, current or None, components, done=done)
+    return _coalesce(plan, selected)
+
+
+def _coalesce(plan: RestartPlan, selected: Sequence[str]) -> RestartPlan:
+    if plan.annotate & set(selected):
+        return RestartPlan(plan.status, plan.annotate | frozenset(selected))
+    return plan
+
+
+def restart_values_from_ds(ds: Obj | None, roles: Mapping[str, str]) -> dict[str, str]:
+    """Component -> live ``restartAt`` of its DS role (leader template, else worker template)."""
+    if not ds:
+        return {}
+    by_role = {r.get("name"): r for r in (ds.get("spec") or {}).get("roles") or ()}
+    out = {}
+    for component, role in roles.items():
+        lwt = ((by_role.get(role) or {}).get("spec") or {}).get("leaderWorkerTemplate") or {}
+        for key in ("leaderTemplate", "workerTemplate"):
+            annotations = ((lwt.get(key) or {}).get("metadata") or {}).get("annotations") or {}
+            if L.RESTART_AT in annotations:
+                out[component] = str(annotations[L.RESTART_AT])
+                break
+    return out

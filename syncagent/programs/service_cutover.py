@@ -1,0 +1,163 @@
+"""Services of a graph that controls them itself: DS-selected components and Grove
+(spec/disaggregatedset.md §5, grove.md §1, routing.md §3 handoff rules).
+
+- Handoff: a Service controlled by a DCD of this graph passes to the graph in one
+  ``syncagent/ownership`` apply, after a content apply without the old reference (so only the
+  ownership manager held it). The selector is kept until the new workload is ready.
+- Refusal: a Service controlled by anything else is never touched.
+- Model Services: joined as a co-owner; control taken only from nobody, this graph, or a DCD
+  this graph hands over.
+- Stale component Services are deleted (UID precondition) only once the graph is ``successful``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from syncagent.programs import modelservice
+from syncagent.programs.base import NORMAL, QueuedEvent
+from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.writes import RefusedError, Writer
+from syncagent.render import Rendered
+from syncagent.render import labels as L
+from syncagent.render.naming import MODEL_SERVICE_PREFIX
+from syncagent.ssa import OwnerRef, adoption_blockers, controller_of, set_controller
+
+DCD = "DynamoComponentDeployment"
+
+
+def check_service(
+    live: Obj | None, *, graph: OwnerRef, namespace: str, name: str, our_dcds: Collection[str]
+) -> OwnerRef | None:
+    """The DCD to hand over from (None if nothing to hand over); refuses foreign control."""
+    if live is None:
+        return None
+    current = controller_of(live)
+    if current is None:
+        if adoption_blockers(live):
+            raise RefusedError(
+                f"refusing to reconcile Service {name} because it is not controlled by "
+                f"{graph.kind} {namespace}/{graph.name}"
+            )
+        return None
+    if current.uid == graph.uid:
+        return None
+    if current.kind == DCD and current.uid in our_dcds:
+        return current
+    if current.kind == DCD:
+        raise RefusedError(
+            f"Service {namespace}/{name} is controlled by unrelated DynamoComponentDeployment "
+            f"{current.name}"
+        )
+    raise RefusedError(f"Service {namespace}/{name} is controlled by {current.describe()}")
+
+
+def with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:
+    body = rendered.manifest()
+    body["spec"]["selector"] = dict(selector)
+    return dataclasses.replace(rendered, body=body)
+
+
+async def hand_over(
+    writer: Writer, rendered: Rendered, live: Obj, *, new: OwnerRef, old: OwnerRef
+) -> Obj:
+    """Move control of a live object from ``old`` to ``new``, content unchanged."""
+    kept = rendered
+    if rendered.kind == "Service":
+        kept = with_selector(rendered, (live.get("spec") or {}).get("selector") or {})
+    # The create left the old reference with the content manager too; drop it there first.
+    content = await writer.apply(kept.manifest(), manager=rendered.manager, live=live, force=True)
+    entry = await set_controller(writer.engine, content.object, controller=new, live=content.object)
+    writer.events.append(
+        QueuedEvent(
+            NORMAL,
+            "ServiceOwnershipTransferred",
+            f"Service {rendered.name} ownership transferred from {old.kind} {old.name} to "
+            f"{new.kind} {new.name}",
+        )
+    )
+    return entry.object
+
+
+async def ensure_component_service(
+    writer: Writer,
+    store: Store,
+    rendered: Rendered,
+    *,
+    graph: OwnerRef,
+    target: Mapping[str, str],
+    switch: bool,
+    our_dcds: Collection[str],
+) -> Obj | None:
+    """Apply the Service under the graph: handoff first, live selector until ``switch``."""
+    live = store.get("Service", rendered.namespace, rendered.name)
+    if live is None:
+        # The caches hold labelled Services only; an unlabelled one of that name may exist.
+        live = await writer.engine.get(rendered.body)
+    if being_deleted(live):
+        return None
+    old = check_service(
+        live, graph=graph, namespace=rendered.namespace, name=rendered.name, our_dcds=our_dcds
+    )
+    if live is not None and old is not None:
+        live = await hand_over(writer, rendered, live, new=graph, old=old)
+    selector = dict(target)
+    if live is not None and not switch:
+        selector = dict((live.get("spec") or {}).get("selector") or target)
+    entry = await writer.apply_owned(with_selector(rendered, selector), owner=graph, live=live)
+    return entry.object
+
+
+async def ensure_model_service(
+    writer: Writer, store: Store, rendered: Rendered, *, graph: OwnerRef, take_from: Collection[str]
+) -> Obj | None:
+    """Co-own the model Service; take control from a DCD in ``take_from`` (selected ones)."""
+    live = store.get("Service", rendered.namespace, rendered.name)
+    if live is not None and not being_deleted(live):
+        current = controller_of(live)
+        if current is not None and current.uid in take_from:
+            await set_controller(writer.engine, live, controller=graph, live=live)
+    return await modelservice.ensure(writer, store, rendered, owner=graph)
+
+
+def graph_controls(obj: Obj | None, graph: OwnerRef) -> bool:
+    return obj is not None and controlled_by(obj, graph.uid)
+
+
+async def delete_stale_services(
+    writer: Writer,
+    store: Store,
+    *,
+    namespace: str,
+    graph: OwnerRef,
+    keep: Collection[str],
+    keep_models: Collection[str],
+) -> None:
+    """Component Services the graph controls and no longer wants; model Services it left."""
+    for svc in store.list("Service", namespace):
+        meta = svc.get("metadata") or {}
+        if being_deleted(svc) or meta.get("name") in keep:
+            continue
+        if _is_model_service(svc):
+            continue
+        if controlled_by(svc, graph.uid):
+            await writer.delete(svc)
+    for svc in store.list("Service", namespace):
+        meta = svc.get("metadata") or {}
+        if meta.get("name") in keep_models or being_deleted(svc):
+            continue
+        if not _is_model_service(svc):
+            continue
+        refs: list[dict[str, Any]] = list(meta.get("ownerReferences") or [])
+        if any(r.get("uid") == graph.uid for r in refs):
+            await modelservice._leave_one(writer, svc, owner=graph)
+
+
+def _is_model_service(svc: Obj) -> bool:
+    """Component Services carry the model-hash label too; the name tells them apart."""
+    meta = svc.get("metadata") or {}
+    return str(meta.get("name") or "").startswith(MODEL_SERVICE_PREFIX) and bool(
+        (meta.get("labels") or {}).get(L.BASE_MODEL_HASH)
+    )

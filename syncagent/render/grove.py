@@ -1,0 +1,268 @@
+"""The Grove PodCliqueSet of a graph (spec/grove.md §1). Pure.
+
+Pod templates come from :func:`syncagent.render.pod_template` (role ``main`` for a single-node
+component, ``leader``/``worker`` for a multinode one), so Grove pods equal the other pathways'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fieldmanagers import grove as grove_manager
+from syncagent.render import labels as L
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
+from syncagent.render.deployment import deployment
+from syncagent.render.identity import discovery_identity
+from syncagent.render.inputs import ComponentSource, Environment, discovery_on
+from syncagent.render.lws import leader_worker_set
+from syncagent.render.model import Rendered, build
+from syncagent.render.naming import normalize
+from syncagent.render.podtemplate import pod_template
+from syncagent.render.services import component_service, model_service, wants_component_service
+
+API_VERSION = "grove.io/v1alpha1"
+KIND = "PodCliqueSet"
+NAME_BUDGET = 45
+UPDATE_STRATEGY = "nvidia.com/grove-update-strategy"
+_STRATEGIES = ("RollingRecreate", "OnDelete")
+_EXPLICIT_AFTER = {"sglang": ("wkr", "ldr"), "trtllm": ("ldr", "wkr")}  # clique -> starts after
+_NEVER_ANNOTATIONS = (
+    L.ORIGIN_VERSION,
+    "nvidia.com/current-worker-hash",
+    "nvidia.com/current-worker-hash-v2",
+)
+
+
+def fnv32a(value: str) -> int:
+    h = 0x811C9DC5
+    for byte in value.encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _multinode(component: Mapping[str, Any]) -> bool:
+    return int((component.get("multinode") or {}).get("nodeCount", 1)) > 1
+
+
+def pcs_name(graph_name: str, components: Sequence[Mapping[str, Any]]) -> str:
+    """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
+
+    def budget_of(c: Mapping[str, Any]) -> int:
+        base = len(str(c["name"]).lower())
+        return base + base + len("-ldr") if _multinode(c) else base
+
+    budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
+    n = normalize(graph_name)
+    if len(n) <= budget:
+        return n
+    return f"{n[: budget - 5]}-{fnv32a(n) & 0xFFFF:04x}"
+
+
+def child_name(pcs: str, component: str) -> str:
+    """The PodClique (single-node) or PodCliqueScalingGroup (multinode) of a component."""
+    return f"{pcs}-0-{component.lower()}"
+
+
+def clique_names(components: Sequence[Mapping[str, Any]]) -> list[str]:
+    out = []
+    for c in components:
+        base = str(c["name"]).lower()
+        out += [f"{base}-ldr", f"{base}-wkr"] if _multinode(c) else [base]
+    return out
+
+
+def clique_set_change(rendered: Rendered, live: Mapping[str, Any] | None) -> str | None:
+    """The refusal message when the clique set differs from the live PCS (None = same/absent)."""
+    if live is None:
+        return None
+    ours = {c["name"] for c in rendered.body["spec"]["template"]["cliques"]}
+    template = (live.get("spec") or {}).get("template") or {}
+    theirs = {c.get("name") for c in template.get("cliques") or ()}
+    if ours == theirs:
+        return None
+    added = ",".join(sorted(ours - theirs)) or "none"
+    removed = ",".join(sorted(str(n) for n in theirs - ours)) or "none"
+    name = (live.get("metadata") or {}).get("name")
+    return (
+        f"PodCliqueSet {name}: the set of cliques cannot change (added: {added}, removed: "
+        f"{removed}); delete and recreate the graph to change it"
+    )
+
+
+def live_template_replicas(live: Mapping[str, Any] | None) -> dict[str, int]:
+    """Template replicas the scale writes control: single-node cliques and scaling groups."""
+    if not live:
+        return {}
+    template = (live.get("spec") or {}).get("template") or {}
+    in_groups = {
+        n for g in template.get("podCliqueScalingGroups") or () for n in g.get("cliqueNames") or ()
+    }
+    out = {}
+    for clique in template.get("cliques") or ():
+        if clique.get("name") not in in_groups and "replicas" in (clique.get("spec") or {}):
+            out[str(clique["name"])] = int(clique["spec"]["replicas"])
+    for group in template.get("podCliqueScalingGroups") or ():
+        if "replicas" in group:
+            out[str(group["name"])] = int(group["replicas"])
+    return out
+
+
+def desired_replicas(source: ComponentSource) -> int:
+    value = source.spec.get("replicas")
+    return 1 if value is None else int(value)
+
+
+def _clique(
+    source: ComponentSource,
+    *,
+    name: str,
+    role: str,
+    graph: str,
+    env: Environment,
+    replicas: int,
+    min_available: int,
+    starts_after: list[str] | None = None,
+) -> dict[str, Any]:
+    template = pod_template(source, role=role, env=env, grove=True)  # type: ignore[arg-type]
+    meta = template.get("metadata") or {}
+    labels = {**(meta.get("labels") or {}), L.SELECTOR: f"{graph}-{source.component_name.lower()}"}
+    annotations = dict(meta.get("annotations") or {})
+    if discovery_on(source, env):
+        annotations[L.DISCOVERY_BACKEND] = "kubernetes"
+    spec: dict[str, Any] = {
+        "roleName": name,
+        "replicas": replicas,
+        "minAvailable": min_available,
+    }
+    if starts_after:
+        spec["startsAfter"] = starts_after
+    spec["podSpec"] = template["spec"]
+    clique: dict[str, Any] = {"name": name, "labels": labels}
+    if annotations:
+        clique["annotations"] = annotations
+    clique["spec"] = spec
+    return clique
+
+
+def render_pod_clique_set(
+    graph: Mapping[str, Any],
+    *,
+    env: Environment,
+    live: GraphLive | None = None,
+    live_replicas: Mapping[str, int] | None = None,
+) -> Rendered:
+    """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
+    meta = graph.get("metadata") or {}
+    spec = graph.get("spec") or {}
+    components = list(spec.get("components") or [])
+    name = pcs_name(meta["name"], components)
+    sources = {
+        d.body["spec"]["name"]: source_of(d, graph=meta["name"])
+        for d in generate_dcds(graph, live=live, env=env)
+    }
+    backend = next(
+        (
+            s.spec.get("backendFramework")
+            for s in sources.values()
+            if s.spec.get("backendFramework")
+        ),
+        "",
+    )
+    explicit = backend in _EXPLICIT_AFTER and any(_multinode(c) for c in components)
+    echo = dict(live_replicas or {})
+    cliques: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    for component in components:
+        source = sources[component["name"]]
+        base = source.component_name.lower()
+        common = {"graph": meta["name"], "env": env}
+        if not source.multinode:
+            replicas = echo.get(base, desired_replicas(source))
+            cliques.append(
+                _clique(
+                    source,
+                    name=base,
+                    role="main",
+                    replicas=replicas,
+                    min_available=int(component.get("minAvailable") or 1),
+                    **common,
+                )
+            )
+            continue
+        after = _EXPLICIT_AFTER.get(backend) if explicit else None
+        for suffix, role, count in (("ldr", "leader", 1), ("wkr", "worker", source.node_count - 1)):
+            starts = [f"{base}-{after[1]}"] if after and after[0] == suffix else None
+            cliques.append(
+                _clique(
+                    source,
+                    name=f"{base}-{suffix}",
+                    role=role,
+                    replicas=count,
+                    min_available=1,
+                    starts_after=starts,
+                    **common,
+                )
+            )
+        groups.append(
+            {
+                "name": base,
+                "cliqueNames": [f"{base}-ldr", f"{base}-wkr"],
+                "replicas": echo.get(base, desired_replicas(source)),
+                "minAvailable": int(component.get("minAvailable") or 1),
+            }
+        )
+    template: dict[str, Any] = {
+        "cliqueStartupType": "CliqueStartupTypeExplicit"
+        if explicit
+        else "CliqueStartupTypeAnyOrder",
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+        "terminationDelay": "15m0s",
+        "cliques": cliques,
+    }
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    pcs_spec: dict[str, Any] = {"replicas": 1}
+    strategy = (meta.get("annotations") or {}).get(UPDATE_STRATEGY)
+    if strategy in _STRATEGIES:
+        pcs_spec["updateStrategy"] = {"type": strategy}
+    pcs_spec["template"] = template
+    return build(
+        manager=grove_manager.MANAGER.name,
+        api_version=API_VERSION,
+        kind=KIND,
+        name=name,
+        namespace=meta.get("namespace") or "default",
+        labels={**(spec.get("labels") or {}), L.GRAPH_NAME: meta["name"]},
+        annotations={
+            k: v for k, v in (spec.get("annotations") or {}).items() if k not in _NEVER_ANNOTATIONS
+        },
+        owner=graph_owner(graph),
+        spec=pcs_spec,
+    )
+
+
+def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
+    """Every object the Grove program applies for a new graph, offline (``syncagent render``):
+    identity, the PCS, component Services (DCD-form selector) and model Services."""
+    name = graph["metadata"]["name"]
+    owner = graph_owner(graph)
+    sources = [source_of(d, graph=name) for d in generate_dcds(graph, env=env)]
+    objects: list[Rendered] = []
+    if any(discovery_on(s, env) for s in sources):
+        objects += discovery_identity(name, namespace=sources[0].namespace, owner=owner)
+    objects.append(render_pod_clique_set(graph, env=env))
+    models: dict[str, Rendered] = {}
+    for source in sources:
+        if wants_component_service(source, env):
+            workload = (
+                leader_worker_set(source, env=env)
+                if source.multinode
+                else deployment(source, env=env)
+            )
+            objects.append(component_service(source, workload=workload, owner=owner))
+        if source.model and source.model not in models:
+            models[source.model] = model_service(
+                source.model, namespace=source.namespace, owner=owner
+            )
+    return objects + list(models.values())

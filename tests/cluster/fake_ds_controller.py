@@ -1,0 +1,216 @@
+"""A test helper that plays the DisaggregatedSet controller (no LWS manager runs in this tier).
+
+Per issue 6: each child LeaderWorkerSet it creates gets a controller reference to the DS UID,
+the labels of spec/third-party.md §2 (``/slice`` on v0.10.0, where names also carry the slice),
+the role's ``metadata.labels``/``annotations`` copied at creation, and ``spec`` = the role spec
+with its ``replicas``. The revision is 8 hex chars of sha256 over the role templates as the
+server returns them, so it changes exactly when they do. It writes the children's
+``status.observedGeneration``, ``replicas``, ``updatedReplicas`` and ``readyReplicas``.
+
+Rollout, like v0.9.0 but in whole steps: a new revision's children start at 0; once they are
+ready at their size the next :meth:`sync` raises them to the role's replicas, then old children
+go to 0, then old children are deleted. Drive it with :meth:`sync` from a polling loop.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+import orjson
+from test_agent_support import ApiFailure, Kube
+
+DS_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{ns}/disaggregatedsets"
+LWS = "LeaderWorkerSet"
+G = "disaggregatedset.x-k8s.io/"
+MANAGER = "fake-ds-controller"
+
+
+def revision_of(ds: dict[str, Any]) -> str:
+    roles = [
+        {"name": r["name"], "template": r["spec"]["leaderWorkerTemplate"]}
+        for r in ds["spec"]["roles"]
+    ]
+    return hashlib.sha256(orjson.dumps(roles)).hexdigest()[:8]
+
+
+class FakeDsController:
+    def __init__(self, kube: Kube, namespace: str, *, v010: bool = False) -> None:
+        self.kube = kube
+        self.ns = namespace
+        self.v010 = v010
+        self.ready = True  # whether children report ready replicas
+        self.created: list[str] = []
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def sets(self) -> list[dict[str, Any]]:
+        return self.kube.request("GET", DS_PATH.format(ns=self.ns))["items"]
+
+    def children(self, ds: dict[str, Any]) -> list[dict[str, Any]]:
+        uid = ds["metadata"]["uid"]
+        return [
+            c
+            for c in self.kube.list(LWS, self.ns)
+            if any(
+                r.get("controller") and r.get("uid") == uid
+                for r in c["metadata"].get("ownerReferences", [])
+            )
+        ]
+
+    # -- one step ------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        for ds in self.sets():
+            if ds["metadata"].get("deletionTimestamp"):
+                continue
+            self._sync_set(ds)
+
+    def _name(self, ds: str, slice_index: int, rev: str, role: str) -> str:
+        if self.v010:
+            return f"{ds}-{slice_index}-{rev}-{role}"
+        return f"{ds}-{rev}-{role}"
+
+    def _sync_set(self, ds: dict[str, Any]) -> None:
+        rev = revision_of(ds)
+        slices = ds["spec"].get("slices", 1) if self.v010 else 1
+        children = self.children(ds)
+        old = [c for c in children if c["metadata"]["labels"].get(G + "revision") != rev]
+        roles = {r["name"]: r for r in ds["spec"]["roles"]}
+        new_children = []
+        for role in ds["spec"]["roles"]:
+            for s in range(slices):
+                name = self._name(ds["metadata"]["name"], s, rev, role["name"])
+                found = next((c for c in children if c["metadata"]["name"] == name), None)
+                if found is None:
+                    found = self._create(ds, role, s, rev, name, replicas=0 if old else None)
+                new_children.append(found)
+        self._rollout(roles, new_children, old)
+        for child in self.children(ds):
+            self._write_status(child)
+
+    def _rollout(
+        self,
+        roles: dict[str, dict[str, Any]],
+        new: list[dict[str, Any]],
+        old: list[dict[str, Any]],
+    ) -> None:
+        def want(child: dict[str, Any]) -> int:
+            return int(roles[child["metadata"]["labels"][G + "role"]]["spec"].get("replicas", 1))
+
+        def ready(child: dict[str, Any]) -> bool:
+            st = child.get("status") or {}
+            return st.get("readyReplicas", 0) == child["spec"].get("replicas", 1)
+
+        if not old:
+            for child in new:
+                if child["spec"].get("replicas", 1) != want(child):
+                    self._scale(child, want(child))
+            return
+        if any(child["spec"].get("replicas", 1) != want(child) for child in new):
+            if all(ready(c) for c in new):
+                for child in new:
+                    self._scale(child, want(child))
+            return
+        if not all(ready(c) for c in new):
+            return
+        if any(c["spec"].get("replicas", 1) != 0 for c in old):
+            for child in old:
+                self._scale(child, 0)
+            return
+        if all((c.get("status") or {}).get("replicas", 0) == 0 for c in old):
+            for child in old:
+                self.kube.delete(LWS, self.ns, child["metadata"]["name"])
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _create(
+        self,
+        ds: dict[str, Any],
+        role: dict[str, Any],
+        slice_index: int,
+        rev: str,
+        name: str,
+        *,
+        replicas: int | None,
+    ) -> dict[str, Any]:
+        ds_name, role_name = ds["metadata"]["name"], role["name"]
+        labels = {
+            "app": f"{ds_name}-{slice_index}-{role_name}"
+            if self.v010
+            else f"{ds_name}-{role_name}",
+            G + "name": ds_name,
+            G + "role": role_name,
+            G + "revision": rev,
+        }
+        if self.v010:
+            labels[G + "slice"] = str(slice_index)
+        role_meta = role.get("metadata") or {}
+        spec = copy.deepcopy(role["spec"])
+        if replicas is not None:
+            spec["replicas"] = replicas
+        for key in ("leaderTemplate", "workerTemplate"):
+            template = spec["leaderWorkerTemplate"].get(key)
+            if template is not None:
+                meta = template.setdefault("metadata", {})
+                meta["labels"] = {**(meta.get("labels") or {}), **labels}
+        body = {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": LWS,
+            "metadata": {
+                "name": name,
+                "namespace": self.ns,
+                "labels": {**(role_meta.get("labels") or {}), **labels},
+                "annotations": dict(role_meta.get("annotations") or {}),
+                "ownerReferences": [
+                    {
+                        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+                        "kind": "DisaggregatedSet",
+                        "name": ds_name,
+                        "uid": ds["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "spec": spec,
+        }
+        created = self.kube.request(
+            "POST", self.kube.path(LWS, self.ns), body, fieldManager=MANAGER
+        )
+        self.created.append(name)
+        return created
+
+    def _scale(self, child: dict[str, Any], replicas: int) -> None:
+        self.kube.merge(
+            LWS,
+            self.ns,
+            child["metadata"]["name"],
+            {"spec": {"replicas": replicas}},
+            manager=MANAGER,
+        )
+
+    def _write_status(self, child: dict[str, Any]) -> None:
+        replicas = child["spec"].get("replicas", 1)
+        status = {
+            "observedGeneration": child["metadata"]["generation"],
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": replicas if self.ready else 0,
+        }
+        current = child.get("status") or {}
+        if all(current.get(k) == v for k, v in status.items()):
+            return
+        try:
+            self.kube.merge(
+                LWS,
+                self.ns,
+                child["metadata"]["name"],
+                {"status": status},
+                sub="status",
+                manager=MANAGER,
+            )
+        except ApiFailure as err:
+            if err.code != 404:
+                raise

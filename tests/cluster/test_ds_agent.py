@@ -1,0 +1,388 @@
+"""The DisaggregatedSet program through the agent (issue 6 acceptance 1, 2, 8, 9).
+
+``syncagent run`` runs as a subprocess; :class:`FakeDsController` plays the DS controller.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fake_ds_controller import FakeDsController
+from test_agent_support import (
+    Kube,
+    component,
+    condition,
+    events_for,
+    eventually,
+    running_agent,
+)
+from test_ds_harness import (
+    DCD,
+    DEADLINE,
+    DGD,
+    DS,
+    ENABLE_DS,
+    LWS,
+    controller,
+    ds_components,
+    ds_graph,
+    names,
+    ready_reason,
+    simulate_dcd_ready,
+    until,
+)
+
+SLICE = "disaggregatedset.x-k8s.io/slice"
+
+
+def _step(kube: Kube, ns: str, fake: FakeDsController):
+    def step() -> None:
+        fake.sync()
+        simulate_dcd_ready(kube, ns)
+
+    return step
+
+
+def _dgd_reconciles(agent) -> float:
+    return agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
+
+
+def test_happy_path_one_ds_two_roles_frontend_dcd_then_no_writes(control_plane, client, namespace):
+    _happy_path(control_plane, client, namespace, v010=False)
+
+
+@pytest.mark.lws("v0.10.0")
+def test_happy_path_on_v010_converges_with_server_defaults(control_plane, client, namespace):
+    _happy_path(control_plane, client, namespace, v010=True)
+    kube = Kube(client)
+    assert kube.get(DS, namespace, "vllm-disagg")["spec"]["slices"] == 1  # never sent by us
+    children = [c for c in kube.list(LWS, namespace) if controller(c).get("kind") == DS]
+    assert len(children) == 2
+    assert all(c["metadata"]["labels"][SLICE] == "0" for c in children)
+
+
+def _happy_path(control_plane, client, namespace, *, v010: bool) -> None:
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "vllm-disagg", ds_components(), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace, v010=v010)
+    with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
+        ds = eventually(
+            lambda: kube.get(DS, namespace, "vllm-disagg"), deadline=DEADLINE, what="the DS"
+        )
+        assert [r["name"] for r in ds["spec"]["roles"]] == ["decode", "prefill"]
+        for role in ds["spec"]["roles"]:
+            assert role["spec"]["replicas"] == 1
+            assert role["spec"]["leaderWorkerTemplate"]["size"] == 2
+            assert role["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {
+                "maxSurge": 1,
+                "maxUnavailable": 0,
+                "partition": 0,
+            }
+            assert role["spec"]["networkConfig"] == {"subdomainPolicy": "Shared"}
+            assert len(role["metadata"]["annotations"]["nvidia.com/dynamo-ds-template-hash"]) == 16
+        graph = kube.get(DGD, namespace, "vllm-disagg")
+        assert controller(ds)["uid"] == graph["metadata"]["uid"]
+        until(
+            lambda: ready_reason(kube, namespace, "vllm-disagg") == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="the DS graph to become Ready",
+        )
+        assert names(kube, DCD, namespace) == {"vllm-disagg-frontend"}
+        done = kube.get(DGD, namespace, "vllm-disagg")
+        assert done["status"]["routing"] == {"pathway": "DisaggregatedSet"}
+        assert condition(done, "DisaggregatedSetEligible")["reason"] == "Selected"
+        assert condition(done, "WorkloadPathway")["status"] == "True"
+        decode = done["status"]["components"]["decode"]
+        assert decode["componentKind"] == LWS
+        assert decode["readyReplicas"] == 1
+        svc = kube.get("Service", namespace, "vllm-disagg-decode")
+        assert svc["spec"]["selector"]["disaggregatedset.x-k8s.io/role"] == "decode"
+        assert controller(svc)["kind"] == DGD
+
+        writes = agent.scrape().writes()
+        before = _dgd_reconciles(agent)
+        kube.edit_graph(
+            namespace,
+            "vllm-disagg",
+            lambda g: g["metadata"].setdefault("annotations", {}).update({"touch": "1"}),
+        )
+        eventually(
+            lambda: _dgd_reconciles(agent) > before, deadline=DEADLINE, what="another reconcile"
+        )
+        fake.sync()
+        assert agent.scrape().writes() == writes
+
+
+def test_readiness_needs_target_children_ready_and_drained_old_ones(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "rd", ds_components(), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    fake.ready = False
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        until(
+            lambda: len(names(kube, LWS, namespace)) == 2,
+            step=_step(kube, namespace, fake),
+            what="two children",
+        )
+        # stale roleStatuses without generation evidence are ignored (the v0.9 CRD prunes
+        # status.observedGeneration, so this status carries no evidence)
+        ds = kube.get(DS, namespace, "rd")
+        kube.merge(
+            DS,
+            namespace,
+            "rd",
+            {
+                "status": {
+                    "roleStatuses": [
+                        {"name": "decode", "replicas": 1, "readyReplicas": 1, "updatedReplicas": 1}
+                    ]
+                }
+            },
+            sub="status",
+        )
+        until(
+            lambda: (
+                "replicas not ready"
+                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
+            ),
+            step=_step(kube, namespace, fake),
+            what="not ready from the children",
+        )
+        message = condition(kube.get(DGD, namespace, "rd"), "Ready")["message"]
+        assert (
+            'decode role "decode" slice 0 replicas not ready (desired=1 replicas=1 updated=1 ready=0)'
+            in message
+        )
+        fake.ready = True
+        until(
+            lambda: ready_reason(kube, namespace, "rd") == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="Ready once the children are",
+        )
+        old_children = names(kube, LWS, namespace)
+        # a template change: new children appear; old ones must drain before Ready again
+        fake.ready = False
+        kube.edit_graph(namespace, "rd", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
+        until(
+            lambda: len(names(kube, LWS, namespace)) == 4,
+            step=_step(kube, namespace, fake),
+            what="new-revision children",
+        )
+        until(
+            lambda: (
+                "has not scaled to zero"
+                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
+                or "replicas not ready"
+                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
+            ),
+            step=_step(kube, namespace, fake),
+            what="not ready during the rollout",
+        )
+        assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
+        fake.ready = True
+        until(
+            lambda: (
+                ready_reason(kube, namespace, "rd") == "all_resources_are_ready"
+                and not (names(kube, LWS, namespace) & old_children)
+            ),
+            step=_step(kube, namespace, fake),
+            what="Ready after the old revision drained",
+        )
+
+
+def test_foreign_metadata_on_ds_and_services_survives(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "fm", ds_components(), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
+        until(
+            lambda: ready_reason(kube, namespace, "fm") == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="Ready",
+        )
+        cm = kube.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}},
+        )
+        foreign_ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "extra",
+            "uid": cm["metadata"]["uid"],
+        }
+        for kind, name in ((DS, "fm"), ("Service", "fm-decode")):
+            obj = kube.get(kind, namespace, name)
+            refs = [*obj["metadata"]["ownerReferences"], foreign_ref]
+            kube.merge(
+                kind,
+                namespace,
+                name,
+                {
+                    "metadata": {
+                        "labels": {"team": "x"},
+                        "annotations": {"a": "b"},
+                        "ownerReferences": refs,
+                    }
+                },
+            )
+        before = _dgd_reconciles(agent)
+        kube.edit_graph(namespace, "fm", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
+        until(
+            lambda: (
+                _dgd_reconciles(agent) > before + 1
+                and ready_reason(kube, namespace, "fm") == "all_resources_are_ready"
+            ),
+            step=_step(kube, namespace, fake),
+            what="reconciles after a graph change",
+        )
+        for kind, name in ((DS, "fm"), ("Service", "fm-decode")):
+            obj = kube.get(kind, namespace, name)
+            assert obj["metadata"]["labels"]["team"] == "x", kind
+            assert obj["metadata"]["annotations"]["a"] == "b", kind
+            assert len(obj["metadata"]["ownerReferences"]) == 2, kind
+            assert controller(obj)["kind"] == DGD
+        assert kube.get(DS, namespace, "fm")["metadata"]["labels"]["env"] == "prod"
+
+
+def test_ds_and_service_controlled_by_someone_else_are_left_untouched(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    cm = kube.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}},
+    )
+    other = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "other",
+        "uid": cm["metadata"]["uid"],
+        "controller": True,
+    }
+    foreign_ds = {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": DS,
+        "metadata": {"name": "taken", "namespace": namespace, "ownerReferences": [other]},
+        "spec": {"roles": _minimal_roles()},
+    }
+    created = kube.create(foreign_ds)
+    kube.create(ds_graph(namespace, "taken", ds_components(), **{ENABLE_DS: "true"}))
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "taken") == "failed_to_reconcile_the_resources",
+            deadline=DEADLINE,
+            what="the refusal",
+        )
+        ready = condition(kube.get(DGD, namespace, "taken"), "Ready")
+        assert ready["message"] == (
+            "refusing to reconcile DisaggregatedSet taken because it is not controlled by "
+            f"DynamoGraphDeployment {namespace}/taken"
+        )
+        eventually(
+            lambda: events_for(kube, namespace, "taken", "OwnershipConflict"),
+            deadline=DEADLINE,
+            what="an OwnershipConflict event",
+        )
+        live = kube.get(DS, namespace, "taken")
+        assert live["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+        assert live["metadata"]["ownerReferences"] == [other]
+
+    # a Service of a selected component controlled by someone else
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "svcx-decode", "namespace": namespace, "ownerReferences": [other]},
+        "spec": {"selector": {"app": "x"}, "ports": [{"port": 80}]},
+    }
+    svc_created = kube.create(svc)
+    kube.create(ds_graph(namespace, "svcx", ds_components(), **{ENABLE_DS: "true"}))
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "svcx") == "failed_to_reconcile_the_resources",
+            deadline=DEADLINE,
+            what="the Service refusal",
+        )
+        ready = condition(kube.get(DGD, namespace, "svcx"), "Ready")
+        assert ready["message"] == (
+            f'Service {namespace}/svcx-decode is controlled by v1/ConfigMap "other"'
+        )
+        eventually(
+            lambda: events_for(kube, namespace, "svcx", "OwnershipConflict"),
+            deadline=DEADLINE,
+            what="an OwnershipConflict event",
+        )
+        live = kube.get("Service", namespace, "svcx-decode")
+        assert live["metadata"]["resourceVersion"] == svc_created["metadata"]["resourceVersion"]
+        assert live["spec"]["selector"] == {"app": "x"}
+        assert live["metadata"]["ownerReferences"] == [other]
+
+
+def _minimal_roles() -> list[dict]:
+    def role(name: str) -> dict:
+        template = {"spec": {"containers": [{"name": "main", "image": "x"}]}}
+        return {
+            "name": name,
+            "spec": {
+                "replicas": 1,
+                "rolloutStrategy": {"type": "RollingUpdate"},
+                "leaderWorkerTemplate": {"size": 2, "workerTemplate": template},
+            },
+        }
+
+    return [role("a"), role("b")]
+
+
+def test_shared_model_service_is_co_owned_then_left(control_plane, client, namespace):
+    """disaggregatedset.md §5 examples 5 and 6: another graph's DCD controls the model Service;
+    the DS graph adds only its own item, and removes only that item when it stops using it."""
+    kube = Kube(client)
+    model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+    other = ds_graph(namespace, "other", [component("decode", "decode", **model)])
+    kube.create(other)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        shared = eventually(
+            lambda: kube.get("Service", namespace, "dynamo-model-fb68f5a6"),
+            deadline=DEADLINE,
+            what="the model Service of the other graph",
+        )
+        other_dcd = kube.get(DCD, namespace, "other-decode")
+        assert controller(shared)["uid"] == other_dcd["metadata"]["uid"]
+        kube.create(ds_graph(namespace, "mine", ds_components(**model), **{ENABLE_DS: "true"}))
+        graph_uid = eventually(
+            lambda: kube.get(DGD, namespace, "mine"), deadline=DEADLINE, what="the graph"
+        )["metadata"]["uid"]
+
+        def joined() -> bool:
+            refs = kube.get("Service", namespace, "dynamo-model-fb68f5a6")["metadata"]
+            return any(r["uid"] == graph_uid for r in refs["ownerReferences"])
+
+        eventually(joined, deadline=DEADLINE, what="the graph's own item")
+        svc = kube.get("Service", namespace, "dynamo-model-fb68f5a6")
+        assert controller(svc)["uid"] == other_dcd["metadata"]["uid"]
+        mine = [r for r in svc["metadata"]["ownerReferences"] if r["uid"] == graph_uid]
+        assert not mine[0].get("controller")
+        holders = {
+            m["manager"]
+            for m in svc["metadata"]["managedFields"]
+            if graph_uid in str(m.get("fieldsV1", {}))
+        }
+        assert holders == {f"syncagent/owner/{graph_uid}"}
+
+        def drop_model(g: dict) -> None:
+            for c in g["spec"]["components"]:
+                c.pop("modelRef", None)
+
+        fake = FakeDsController(kube, namespace)
+        kube.edit_graph(namespace, "mine", drop_model)
+        until(
+            lambda: (
+                ready_reason(kube, namespace, "mine") == "all_resources_are_ready" and not joined()
+            ),
+            step=_step(kube, namespace, fake),
+            what="the graph to leave the model Service",
+        )
+        svc = kube.get("Service", namespace, "dynamo-model-fb68f5a6")
+        assert controller(svc)["uid"] == other_dcd["metadata"]["uid"]

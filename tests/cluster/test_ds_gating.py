@@ -1,0 +1,166 @@
+"""Checkpoint gating across selected roles and coalesced restarts (issue 6 acceptance 7)."""
+
+from __future__ import annotations
+
+from fake_ds_controller import FakeDsController
+from test_agent_support import Kube, running_agent
+from test_ds_harness import (
+    DCD,
+    DGD,
+    DS,
+    ENABLE_DS,
+    LWS,
+    ds_components,
+    ds_graph,
+    names,
+    ready_reason,
+    simulate_dcd_ready,
+    until,
+)
+
+G = "gated"
+RESTART_AT = "nvidia.com/restartAt"
+
+
+def _step(kube: Kube, ns: str, fake: FakeDsController):
+    def step() -> None:
+        fake.sync()
+        simulate_dcd_ready(kube, ns)
+
+    return step
+
+
+def _checkpointed() -> list[dict]:
+    components = ds_components()
+    components[1]["experimental"] = {
+        "checkpoint": {
+            "enabled": True,
+            "checkpointRef": "ck1",
+            "startupPolicy": "WaitForCheckpoint",
+        }
+    }
+    return components
+
+
+def _roles(kube: Kube, ns: str) -> list[dict]:
+    return (kube.get(DS, ns, G) or {}).get("spec", {}).get("roles", [])
+
+
+def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, G, _checkpointed()))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        until(
+            lambda: (
+                {f"{G}-decode", f"{G}-prefill"} <= names(kube, DCD, namespace)
+                and ready_reason(kube, namespace, G) == "waiting_for_checkpoint"
+            ),
+            step=_step(kube, namespace, fake),
+            what="the Component graph waiting for its checkpoint",
+        )
+        kube.edit_graph(
+            namespace,
+            G,
+            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+        )
+        until(
+            lambda: len(_roles(kube, namespace)) == 2,
+            step=_step(kube, namespace, fake),
+            what="the DS",
+        )
+        assert [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [0, 0]
+        until(
+            lambda: ready_reason(kube, namespace, G) == "waiting_for_checkpoint",
+            step=_step(kube, namespace, fake),
+            what="pending on the checkpoint",
+        )
+        graph = kube.get(DGD, namespace, G)
+        assert graph["status"]["state"] == "pending"
+        # the gated DS is never ready: the old DCDs keep serving
+        assert {f"{G}-decode", f"{G}-prefill"} <= names(kube, DCD, namespace)
+        kube.create(
+            {
+                "apiVersion": "nvidia.com/v1alpha1",
+                "kind": "DynamoCheckpoint",
+                "metadata": {"name": "ck1", "namespace": namespace},
+                "spec": {},
+            }
+        )
+        kube.merge(
+            "DynamoCheckpoint", namespace, "ck1", {"status": {"phase": "Ready"}}, sub="status"
+        )
+        until(
+            lambda: [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [1, 1],
+            step=_step(kube, namespace, fake),
+            what="both roles at 1 once the checkpoint is ready",
+        )
+        until(
+            lambda: (
+                ready_reason(kube, namespace, G) == "all_resources_are_ready"
+                and names(kube, DCD, namespace) == {f"{G}-frontend"}
+            ),
+            step=_step(kube, namespace, fake),
+            what="cutover once the children are ready",
+        )
+
+
+def test_sequential_restart_annotates_both_roles_once_and_completes(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    # only the two roles: the order must list every component (api.md V13)
+    kube.create(ds_graph(namespace, G, ds_components()[1:], **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="Ready",
+        )
+        before = set(fake.created)
+        fake.ready = False
+        kube.edit_graph(
+            namespace,
+            G,
+            lambda g: g["spec"].update(
+                {
+                    "restart": {
+                        "id": "r1",
+                        "strategy": {"type": "Sequential", "order": ["prefill", "decode"]},
+                    }
+                }
+            ),
+        )
+
+        def restarting() -> bool:
+            st = (kube.get(DGD, namespace, G) or {}).get("status", {}).get("restart")
+            return st == {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]}
+
+        until(restarting, step=_step(kube, namespace, fake), what="Restarting [prefill]")
+        for role in _roles(kube, namespace):
+            lwt = role["spec"]["leaderWorkerTemplate"]
+            assert lwt["leaderTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
+            assert lwt["workerTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
+        until(
+            lambda: len(set(fake.created) - before) == 2,
+            step=_step(kube, namespace, fake),
+            what="one new revision for both roles",
+        )
+        fake.ready = True
+
+        def completed() -> bool:
+            st = (kube.get(DGD, namespace, G) or {}).get("status", {}).get("restart") or {}
+            return st.get("phase") == "Completed"
+
+        until(completed, step=_step(kube, namespace, fake), what="Completed")
+        st = kube.get(DGD, namespace, G)["status"]["restart"]
+        assert st == {"observedID": "r1", "phase": "Completed", "inProgress": []}
+        # exactly one new revision was rolled: two new children in total, no second step
+        assert len(set(fake.created) - before) == 2
+        until(
+            lambda: len(names(kube, LWS, namespace)) == 2,
+            step=_step(kube, namespace, fake),
+            what="the old revision removed",
+        )
+        assert set(fake.created) - before <= names(kube, LWS, namespace)

@@ -1,0 +1,254 @@
+"""The Grove program through the agent (issue 6 acceptance 6). No Grove operator runs here:
+:func:`simulate_grove` plays it (PCS status, PodClique / PodCliqueScalingGroup children)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_ds_controller import FakeDsController
+from test_agent_support import (
+    ApiFailure,
+    Kube,
+    component,
+    condition,
+    eventually,
+    running_agent,
+)
+from test_ds_harness import (
+    DCD,
+    DEADLINE,
+    DGD,
+    DS,
+    ENABLE_DS,
+    ENABLE_GROVE,
+    controller,
+    ds_components,
+    ds_graph,
+    names,
+    ready_reason,
+    simulate_dcd_ready,
+    until,
+)
+
+PCS = "PodCliqueSet"
+GROVE_AUTO = ("--capability", "grove=auto")
+
+
+def _grove_components() -> list[dict[str, Any]]:
+    return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
+
+
+def simulate_grove(kube: Kube, ns: str) -> None:
+    """Status on every PCS, and ready children for each of its cliques / scaling groups."""
+    for pcs in kube.list(PCS, ns):
+        meta, template = pcs["metadata"], pcs["spec"]["template"]
+        grouped = {n for g in template.get("podCliqueScalingGroups", []) for n in g["cliqueNames"]}
+        for clique in template["cliques"]:
+            if clique["name"] not in grouped:
+                _child(kube, ns, "PodClique", f"{meta['name']}-0-{clique['name']}", clique)
+        for group in template.get("podCliqueScalingGroups", []):
+            _child(kube, ns, "PodCliqueScalingGroup", f"{meta['name']}-0-{group['name']}", group)
+        status = {
+            "observedGeneration": meta["generation"],
+            "replicas": 1,
+            "availableReplicas": 1,
+            "updatedReplicas": 1,
+        }
+        if any((pcs.get("status") or {}).get(k) != v for k, v in status.items()):
+            kube.merge(
+                PCS, ns, meta["name"], {"status": status}, sub="status", manager="fake-grove"
+            )
+
+
+def _child(kube: Kube, ns: str, kind: str, name: str, source: dict[str, Any]) -> None:
+    obj = kube.get(kind, ns, name)
+    if obj is None:
+        if kind == "PodClique":
+            spec = {
+                "roleName": source["spec"]["roleName"],
+                "replicas": source["spec"]["replicas"],
+                "podSpec": {"containers": [{"name": "main", "image": "x"}]},
+            }
+        else:
+            spec = {"cliqueNames": source["cliqueNames"], "replicas": source["replicas"]}
+        try:
+            obj = kube.create(
+                {
+                    "apiVersion": "grove.io/v1alpha1",
+                    "kind": kind,
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": spec,
+                }
+            )
+        except ApiFailure as err:
+            if err.code != 409:
+                raise
+            return
+    replicas = obj["spec"]["replicas"]
+    field = "readyReplicas" if kind == "PodClique" else "availableReplicas"
+    status = {"replicas": replicas, "updatedReplicas": replicas, field: replicas}
+    if any((obj.get("status") or {}).get(k) != v for k, v in status.items()):
+        kube.merge(kind, ns, name, {"status": status}, sub="status", manager="fake-grove")
+
+
+def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):
+    def step() -> None:
+        if grove:
+            simulate_grove(kube, ns)
+        simulate_dcd_ready(kube, ns)
+        if fake is not None:
+            fake.sync()
+
+    return step
+
+
+def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "gm", _grove_components()))
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, "gm") == "all_resources_are_ready",
+            step=_step(kube, namespace),
+            what="the Grove graph to be Ready",
+        )
+        pcs = kube.get(PCS, namespace, "gm")
+        assert controller(pcs)["kind"] == DGD
+        assert [c["name"] for c in pcs["spec"]["template"]["cliques"]] == [
+            "frontend",
+            "decode-ldr",
+            "decode-wkr",
+        ]
+        graph = kube.get(DGD, namespace, "gm")
+        assert graph["status"]["routing"] == {"pathway": "Grove"}
+        assert graph["status"]["components"]["decode"]["componentKind"] == "PodCliqueScalingGroup"
+        assert names(kube, DCD, namespace) == set()
+        svc = kube.get("Service", namespace, "gm-decode")
+        assert controller(svc)["kind"] == DGD
+        assert svc["spec"]["selector"]["role"] == "leader"
+
+        # scale writes: a merge patch on the scaling group's scale subresource, no PCS write
+        pcs_rv = kube.get(PCS, namespace, "gm")["metadata"]["resourceVersion"]
+
+        def scale(g: dict) -> None:
+            g["spec"]["components"][1]["replicas"] = 3
+
+        kube.edit_graph(namespace, "gm", scale)
+        eventually(
+            lambda: (
+                kube.get("PodCliqueScalingGroup", namespace, "gm-0-decode")["spec"]["replicas"] == 3
+            ),
+            deadline=DEADLINE,
+            what="the scaling group scaled to 3",
+        )
+        pcs = kube.get(PCS, namespace, "gm")
+        assert pcs["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] == 1
+        assert pcs["metadata"]["resourceVersion"] == pcs_rv
+
+        # the clique set cannot change: refused before any write
+        def add_planner(g: dict) -> None:
+            g["spec"]["components"].append(component("planner", "planner"))
+
+        kube.edit_graph(namespace, "gm", add_planner)
+        eventually(
+            lambda: ready_reason(kube, namespace, "gm") == "failed_to_reconcile_the_resources",
+            deadline=DEADLINE,
+            what="the clique-set refusal",
+        )
+        assert condition(kube.get(DGD, namespace, "gm"), "Ready")["message"] == (
+            "PodCliqueSet gm: the set of cliques cannot change (added: planner, removed: none); "
+            "delete and recreate the graph to change it"
+        )
+        assert [
+            c["name"] for c in kube.get(PCS, namespace, "gm")["spec"]["template"]["cliques"]
+        ] == [
+            "frontend",
+            "decode-ldr",
+            "decode-wkr",
+        ]
+
+
+def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "cg", _grove_components()))
+    with running_agent(control_plane.kubeconfig, namespace=namespace):  # grove=false
+        until(
+            lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",
+            step=_step(kube, namespace, grove=False),
+            what="the Component graph to be Ready",
+        )
+    uids = {d["metadata"]["name"]: d["metadata"]["uid"] for d in kube.list(DCD, namespace)}
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+
+        def held_back() -> bool:
+            cond = condition(kube.get(DGD, namespace, "cg"), "WorkloadPathway")
+            return cond.get("message", "").endswith(
+                'Grove is available: set nvidia.com/enable-grove: "true" to move this graph to it'
+            )
+
+        eventually(held_back, deadline=DEADLINE, what="the Component graph kept in place")
+        assert kube.list(PCS, namespace) == []
+        assert {
+            d["metadata"]["name"]: d["metadata"]["uid"] for d in kube.list(DCD, namespace)
+        } == uids
+        kube.edit_graph(
+            namespace,
+            "cg",
+            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_GROVE: "true"}),
+        )
+        eventually(lambda: kube.get(PCS, namespace, "cg"), deadline=DEADLINE, what="the PCS")
+        # the DCDs keep serving until the PCS is ready
+        assert set(uids) <= names(kube, DCD, namespace)
+        cond = condition(kube.get(DGD, namespace, "cg"), "WorkloadPathway")
+        assert cond.get("reason") in ("Grove", "Component")
+        until(
+            lambda: (
+                names(kube, DCD, namespace) == set()
+                and ready_reason(kube, namespace, "cg") == "all_resources_are_ready"
+            ),
+            step=_step(kube, namespace),
+            what="the DCDs deleted after the PCS is ready",
+        )
+        graph = kube.get(DGD, namespace, "cg")
+        assert graph["status"]["routing"] == {"pathway": "Grove", "groveAnnotation": "true"}
+
+
+def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "gd", ds_components()))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, "gd") == "all_resources_are_ready",
+            step=_step(kube, namespace),
+            what="the Grove graph to be Ready",
+        )
+        fake.ready = False
+        kube.edit_graph(
+            namespace,
+            "gd",
+            lambda g: (
+                g["metadata"]
+                .setdefault("annotations", {})
+                .update({ENABLE_GROVE: "false", ENABLE_DS: "true"})
+            ),
+        )
+        until(
+            lambda: (
+                kube.get(DS, namespace, "gd") is not None
+                and "gd-frontend" in names(kube, DCD, namespace)
+            ),
+            step=_step(kube, namespace, fake=fake),
+            what="the DS and the frontend DCD",
+        )
+        assert kube.get(PCS, namespace, "gd") is not None
+        fake.ready = True
+        until(
+            lambda: (
+                kube.get(PCS, namespace, "gd") is None
+                and ready_reason(kube, namespace, "gd") == "all_resources_are_ready"
+            ),
+            step=_step(kube, namespace, fake=fake),
+            what="the PCS removed after the DS is ready",
+        )

@@ -1,0 +1,233 @@
+"""Migration between the Component and DisaggregatedSet programs (issue 6 acceptance 4, 5;
+spec/routing.md §3). A recorder watching the graph's LeaderWorkerSets and Services proves that
+every component always had a Service selecting a ready workload."""
+
+from __future__ import annotations
+
+from fake_ds_controller import FakeDsController
+from test_agent_support import Kube, condition, events_for, eventually, running_agent
+from test_ds_harness import (
+    DCD,
+    DEADLINE,
+    DGD,
+    DS,
+    ENABLE_DS,
+    ServingRecorder,
+    controller,
+    ds_components,
+    ds_graph,
+    names,
+    ready_reason,
+    simulate_dcd_ready,
+    until,
+)
+
+G = "vllm-disagg"
+MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+MODEL_SERVICE = "dynamo-model-fb68f5a6"
+
+
+def _step(kube: Kube, ns: str, fake: FakeDsController, *, dcds: bool = True):
+    def step() -> None:
+        fake.sync()
+        if dcds:
+            simulate_dcd_ready(kube, ns)
+
+    return step
+
+
+def _selector(kube: Kube, ns: str, component: str) -> dict:
+    return (kube.get("Service", ns, f"{G}-{component}") or {}).get("spec", {}).get("selector", {})
+
+
+def test_component_to_ds_cutover_keeps_every_component_served(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, G, ds_components()))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="the Component graph to be Ready",
+        )
+        dcd_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
+        assert all("disaggregatedset.x-k8s.io/name" not in s for s in dcd_selectors.values())
+        graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
+        with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
+            fake.ready = False  # hold the DS not ready to see the intermediate state
+            kube.edit_graph(
+                namespace,
+                G,
+                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+            )
+            until(
+                lambda: (
+                    kube.get(DS, namespace, G) is not None
+                    and all(
+                        controller(kube.get("Service", namespace, f"{G}-{c}")).get("uid")
+                        == graph_uid
+                        for c in ("decode", "prefill")
+                    )
+                ),
+                step=_step(kube, namespace, fake),
+                what="the DS and the Service handoff",
+            )
+            # selectors unchanged, old DCDs still serving while the DS is not ready
+            for c in ("decode", "prefill"):
+                assert _selector(kube, namespace, c) == dcd_selectors[c]
+                svc = kube.get("Service", namespace, f"{G}-{c}")
+                assert len(svc["metadata"]["ownerReferences"]) == 1
+                holders = {
+                    m["manager"]
+                    for m in svc["metadata"]["managedFields"]
+                    if "f:ownerReferences" in str(m.get("fieldsV1", {}).get("f:metadata", {}))
+                }
+                assert holders == {"syncagent/ownership"}
+            assert {f"{G}-decode", f"{G}-prefill", f"{G}-frontend"} <= names(kube, DCD, namespace)
+            pathway = condition(kube.get(DGD, namespace, G), "WorkloadPathway")
+            assert (pathway["status"], pathway["reason"]) == ("False", "DisaggregatedSet")
+
+            seen_order: list[str] = []
+
+            def observe() -> bool:
+                switched = all(
+                    "disaggregatedset.x-k8s.io/revision" in _selector(kube, namespace, c)
+                    for c in ("decode", "prefill")
+                )
+                gone = not ({f"{G}-decode", f"{G}-prefill"} & names(kube, DCD, namespace))
+                if gone and not switched:
+                    seen_order.append("DCDs deleted before the selectors moved")
+                return switched and gone
+
+            fake.ready = True
+            until(observe, step=_step(kube, namespace, fake), what="selector switch and cutover")
+            assert seen_order == []
+            until(
+                lambda: (
+                    condition(kube.get(DGD, namespace, G), "WorkloadPathway").get("status")
+                    == "True"
+                    and ready_reason(kube, namespace, G) == "all_resources_are_ready"
+                ),
+                step=_step(kube, namespace, fake),
+                what="WorkloadPathway=True",
+            )
+            assert names(kube, DCD, namespace) == {f"{G}-frontend"}
+        assert recorder.events > 0
+        assert recorder.violations == []
+
+
+def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+        model = kube.get("Service", namespace, MODEL_SERVICE)
+        assert controller(model)["kind"] == DGD
+        kube.delete("Service", namespace, MODEL_SERVICE)
+        eventually(
+            lambda: (
+                kube.get("Service", namespace, MODEL_SERVICE) is None
+                or kube.get("Service", namespace, MODEL_SERVICE)["metadata"]["uid"]
+                != model["metadata"]["uid"]
+            ),
+            deadline=DEADLINE,
+            what="the model Service to go",
+        )
+        ds_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
+        with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
+
+            def add_adapter(g: dict) -> None:
+                for c in g["spec"]["components"]:
+                    if c["name"] == "prefill":
+                        c["scalingAdapter"] = {}
+
+            kube.edit_graph(namespace, G, add_adapter)
+            # DCDs are not made ready yet: the DS must stay while they are not
+            until(
+                lambda: (
+                    {f"{G}-decode", f"{G}-prefill"} <= names(kube, DCD, namespace)
+                    and all(
+                        controller(kube.get("Service", namespace, f"{G}-{c}")).get("kind") == DCD
+                        for c in ("decode", "prefill")
+                    )
+                ),
+                step=_step(kube, namespace, fake, dcds=False),
+                what="replacement DCDs owning their Services",
+            )
+            for c in ("decode", "prefill"):
+                svc = kube.get("Service", namespace, f"{G}-{c}")
+                assert svc["spec"]["selector"] == ds_selectors[c]
+            model = eventually(
+                lambda: kube.get("Service", namespace, MODEL_SERVICE),
+                deadline=DEADLINE,
+                what="the recreated model Service",
+            )
+            # the first formerly selected DCD takes it, unless a replacement DCD's own
+            # reconcile recreated it first: "already controlled by any DCD of this DGD is
+            # accepted as is" (routing.md §3)
+            dcd_uids = {
+                kube.get(DCD, namespace, f"{G}-{c}")["metadata"]["uid"]
+                for c in ("decode", "prefill")
+            }
+            eventually(
+                lambda: (
+                    controller(kube.get("Service", namespace, MODEL_SERVICE)).get("uid") in dcd_uids
+                ),
+                deadline=DEADLINE,
+                what="the model Service controlled by a replacement DCD",
+            )
+            assert kube.get(DS, namespace, G) is not None
+
+            def fallback_reported() -> bool:
+                graph = kube.get(DGD, namespace, G)
+                eligible = condition(graph, "DisaggregatedSetEligible")
+                pathway = condition(graph, "WorkloadPathway")
+                return (eligible.get("status"), eligible.get("reason")) == (
+                    "False",
+                    "FallbackToComponentProgram",
+                ) and (pathway.get("status"), pathway.get("reason")) == ("False", "Component")
+
+            eventually(fallback_reported, deadline=DEADLINE, what="the fallback conditions")
+            assert kube.get(DS, namespace, G) is not None
+            assert (
+                "DisaggregatedSet vllm-disagg"
+                in condition(kube.get(DGD, namespace, G), "WorkloadPathway")["message"]
+            )
+            eventually(
+                lambda: events_for(kube, namespace, G, "DisaggregatedSetFallback"),
+                deadline=DEADLINE,
+                what="the DisaggregatedSetFallback event",
+            )
+            assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1
+            until(
+                lambda: (
+                    kube.get(DS, namespace, G) is None
+                    and ready_reason(kube, namespace, G) == "all_resources_are_ready"
+                ),
+                step=_step(kube, namespace, fake),
+                what="the DS deleted once the DCDs are ready",
+            )
+            for c in ("decode", "prefill"):
+                assert "disaggregatedset.x-k8s.io/name" not in _selector(kube, namespace, c)
+            eventually(
+                lambda: (
+                    {
+                        r["uid"]
+                        for r in kube.get("Service", namespace, MODEL_SERVICE)["metadata"][
+                            "ownerReferences"
+                        ]
+                    }
+                    == dcd_uids
+                ),
+                deadline=DEADLINE,
+                what="both DCDs (and not the graph) owning the model Service",
+            )
+        assert recorder.violations == []
+        assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1

@@ -1,0 +1,112 @@
+"""Migrations to and from the Grove program (spec/routing.md §3, grove.md §2 example 5)."""
+
+from __future__ import annotations
+
+from fake_ds_controller import FakeDsController
+from test_agent_support import Kube, condition, eventually, running_agent
+from test_ds_harness import (
+    DCD,
+    DEADLINE,
+    DGD,
+    DS,
+    ENABLE_DS,
+    ENABLE_GROVE,
+    controller,
+    ds_components,
+    ds_graph,
+    names,
+    ready_reason,
+    simulate_dcd_ready,
+    until,
+)
+from test_grove_agent import GROVE_AUTO, PCS, simulate_grove
+
+
+def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(
+    control_plane, client, namespace
+):
+    kube = Kube(client)
+    kube.create(ds_graph(namespace, "gc", ds_components()))
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, "gc") == "all_resources_are_ready",
+            step=lambda: simulate_grove(kube, namespace),
+            what="the Grove graph to be Ready",
+        )
+        kube.edit_graph(
+            namespace,
+            "gc",
+            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_GROVE: "false"}),
+        )
+        eventually(
+            lambda: (
+                len(names(kube, DCD, namespace)) == 3
+                and condition(kube.get(DGD, namespace, "gc"), "WorkloadPathway")
+                .get("message", "")
+                .endswith("waiting to remove PodCliqueSet gc")
+            ),
+            deadline=DEADLINE,
+            what="DCDs created, the PCS kept and named",
+        )
+        assert kube.get(PCS, namespace, "gc") is not None
+        # Services went to the DCDs at once
+        eventually(
+            lambda: all(
+                controller(kube.get("Service", namespace, f"gc-{c}")).get("kind") == DCD
+                for c in ("decode", "prefill", "frontend")
+            ),
+            deadline=DEADLINE,
+            what="Services handed to the DCDs",
+        )
+        until(
+            lambda: (
+                kube.get(PCS, namespace, "gc") is None
+                and ready_reason(kube, namespace, "gc") == "all_resources_are_ready"
+            ),
+            step=lambda: simulate_dcd_ready(kube, namespace),
+            what="the PCS removed once the DCDs are ready",
+        )
+        cond = condition(kube.get(DGD, namespace, "gc"), "WorkloadPathway")
+        assert (cond["status"], cond["reason"]) == ("True", "Component")
+
+
+def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, client, namespace):
+    kube = Kube(client)
+    kube.create(
+        ds_graph(namespace, "dg", ds_components(), **{ENABLE_DS: "true", ENABLE_GROVE: "false"})
+    )
+    fake = FakeDsController(kube, namespace)
+
+    def ds_step() -> None:
+        fake.sync()
+        simulate_dcd_ready(kube, namespace)
+
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+        until(
+            lambda: ready_reason(kube, namespace, "dg") == "all_resources_are_ready",
+            step=ds_step,
+            what="the DS graph to be Ready",
+        )
+        kube.edit_graph(namespace, "dg", lambda g: g["metadata"]["annotations"].pop(ENABLE_GROVE))
+        eventually(lambda: kube.get(PCS, namespace, "dg"), deadline=DEADLINE, what="the PCS")
+        assert kube.get(DS, namespace, "dg") is not None
+        assert "dg-frontend" in names(kube, DCD, namespace)
+        eventually(
+            lambda: controller(kube.get("Service", namespace, "dg-frontend")).get("kind") == DGD,
+            deadline=DEADLINE,
+            what="the frontend Service handed to the graph",
+        )
+
+        def grove_step() -> None:
+            fake.sync()
+            simulate_grove(kube, namespace)
+
+        until(
+            lambda: (
+                kube.get(DS, namespace, "dg") is None
+                and names(kube, DCD, namespace) == set()
+                and ready_reason(kube, namespace, "dg") == "all_resources_are_ready"
+            ),
+            step=grove_step,
+            what="the DS and the DCDs removed once the PCS is ready",
+        )

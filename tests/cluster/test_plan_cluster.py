@@ -1,0 +1,259 @@
+"""``syncagent plan`` against the test API server: created -> (agent converges) -> unchanged,
+never a write; and the takeover step shown before it happens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+
+from syncagent.cli.main import main
+from syncagent.inspect import report
+from syncagent.inspect.planengine import PlanEngine
+from syncagent.inspect.planner import plan_documents
+from syncagent.render.naming import dcd_name
+from syncagent.runtime.capabilities import capability_overrides, parse_capability
+from syncagent.runtime.client import make_client
+from syncagent.runtime.metrics import Metrics
+from syncagent.ssa import RequestCounter, SsaError
+from tests.cluster.test_agent_support import Kube, component, eventually, graph, running_agent
+
+CAPS = ["--capability", "grove=false"]  # as the test agent runs
+
+
+def _graph(ns: str, name: str) -> dict:
+    return graph(ns, name, [component("frontend", "frontend"), component("decode", "worker")])
+
+
+def _plan(kubeconfig: Path, doc: dict) -> tuple[report.Plan, RequestCounter]:
+    counter = RequestCounter()
+
+    async def go() -> report.Plan:
+        client = make_client(kubeconfig=kubeconfig, metrics=Metrics())
+        try:
+            run = await plan_documents(
+                client,
+                [doc],
+                namespace=doc["metadata"]["namespace"],
+                settings=capability_overrides([parse_capability("grove=false")]),
+                counter=counter,
+            )
+        finally:
+            await client.close()
+        return report.build(run)
+
+    return anyio.run(go), counter
+
+
+def _converged(kubeconfig: Path, doc: dict) -> bool:
+    """Whether a plan finds nothing to do; a plan racing the running agent may fail: not yet."""
+    try:
+        plan = _plan(kubeconfig, doc)[0]
+    except SsaError:
+        return False
+    return plan.exit_code == 0 and set(_actions(plan).values()) == {"unchanged"}
+
+
+def _actions(plan: report.Plan) -> dict[str, str]:
+    return {r.subject: r.action for r in plan.rows}
+
+
+def _cli(path: Path, kubeconfig: Path, *extra: str) -> int:
+    return main(["plan", "-f", str(path), "--kubeconfig", str(kubeconfig), *CAPS, *extra])
+
+
+def test_created_then_unchanged_with_zero_writes(
+    control_plane, namespace: str, client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kube, kc = Kube(client), control_plane.kubeconfig
+    doc = _graph(namespace, "p")
+    path = tmp_path / "graph.yaml"
+    path.write_text(yaml.safe_dump(doc))
+
+    plan, counter = _plan(kc, doc)
+    actions = _actions(plan)
+    assert set(actions.values()) == {"created"}, actions
+    for subject in (
+        f"DynamoGraphDeployment/{namespace}/p",
+        f"DynamoComponentDeployment/{namespace}/{dcd_name('p', 'frontend')}",
+        f"Deployment/{namespace}/{dcd_name('p', 'decode')}",
+        f"Service/{namespace}/{dcd_name('p', 'frontend')}",
+    ):
+        assert subject in actions
+    assert counter.writes == 0
+    assert counter.count("apply", dry_run=True) > 0
+    assert kube.list("DynamoComponentDeployment", namespace) == []  # nothing was written
+    assert _cli(path, kc) == 2
+    assert "Plan: " in capsys.readouterr().out
+
+    kube.create(doc)
+    with running_agent(kc, namespace=namespace):
+        eventually(lambda: _converged(kc, doc), deadline=60, what="the agent to converge the graph")
+    plan, counter = _plan(kc, doc)
+    assert set(_actions(plan).values()) == {"unchanged"}
+    assert set(_actions(plan)) == set(actions)  # the same objects
+    assert plan.exit_code == 0
+    assert counter.writes == 0
+    assert _cli(path, kc, "-o", "json") == 0
+    assert '"changes": false' in capsys.readouterr().out
+
+
+def test_changed_graph_shows_configured_and_would_delete(
+    control_plane, namespace: str, client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kube, kc = Kube(client), control_plane.kubeconfig
+    doc = _graph(namespace, "q")
+    kube.create(doc)
+    with running_agent(kc, namespace=namespace):
+        eventually(lambda: _converged(kc, doc), deadline=60, what="convergence")
+    changed = _graph(namespace, "q")
+    changed["spec"]["components"] = [component("frontend", "frontend", replicas=3)]
+    plan, counter = _plan(kc, changed)
+    actions = _actions(plan)
+    frontend, decode = dcd_name("q", "frontend"), dcd_name("q", "decode")
+    assert actions[f"DynamoGraphDeployment/{namespace}/q"] == "configured"
+    assert actions[f"DynamoComponentDeployment/{namespace}/{frontend}"] == "configured"
+    assert actions[f"DynamoComponentDeployment/{namespace}/{decode}"] == "would-delete"
+    row = next(r for r in plan.rows if r.subject.endswith(f"Deployment/{namespace}/{frontend}"))
+    assert "+  replicas: 3" in row.diff
+    assert counter.writes == 0
+
+
+def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, client) -> None:
+    kube, kc = Kube(client), control_plane.kubeconfig
+    doc = _graph(namespace, "u")
+    live_graph = kube.create(doc)
+    name = dcd_name("u", "frontend")
+    # As the upstream operator left it: written through Update by manager "manager".
+    upstream = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"upstream-only": "yes"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "nvidia.com/v1beta1",
+                    "kind": "DynamoGraphDeployment",
+                    "name": "u",
+                    "uid": live_graph["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"name": "frontend", "type": "frontend", "backendFramework": "vllm"},
+    }
+    kube.request(
+        "POST",
+        kube.path("DynamoComponentDeployment", namespace),
+        upstream,
+        fieldManager="manager",
+    )
+    plan, counter = _plan(kc, doc)
+    row = next(r for r in plan.rows if r.subject == f"DynamoComponentDeployment/{namespace}/{name}")
+    assert row.takeover is not None
+    assert {(m.source, m.target) for m in row.takeover.moves} == {
+        ("manager", "syncagent/ownership"),
+        ("manager", "syncagent/components"),
+    }
+    assert not any(c.manager == "manager" for c in row.conflicts)
+    assert counter.writes == 0
+    after = kube.get("DynamoComponentDeployment", namespace, name)
+    assert {e["manager"] for e in after["metadata"]["managedFields"]} == {"manager"}
+
+
+def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str, client) -> None:
+    kube = Kube(client)
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": namespace},
+            "data": {"a": "1"},
+        }
+    )
+    path = f"/api/v1/namespaces/{namespace}/configmaps/cm"
+    patch = b'{"data":{"a":"2"}}'
+    headers = {"Content-Type": "application/merge-patch+json"}
+
+    async def go() -> list[str]:
+        client_ = make_client(kubeconfig=control_plane.kubeconfig, metrics=Metrics())
+        try:
+            engine = PlanEngine(client_)
+            response = await engine.api.http.patch(path, content=patch, headers=headers)
+            assert response.status_code == 200
+            assert response.json()["data"] == {"a": "2"}  # the dry-run answer
+            engine.release()
+            return engine.records.other_writes
+        finally:
+            await client_.close()
+
+    assert anyio.run(go) == [f"PATCH {path}"]
+    assert kube.request("GET", path)["data"] == {"a": "1"}
+
+
+def test_as_impersonates_the_agent(
+    control_plane, namespace: str, client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kube, kc = Kube(client), control_plane.kubeconfig
+    for sa in ("nobody", "agent"):
+        kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": sa, "namespace": namespace},
+            }
+        )
+    kube.request(
+        "POST",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "agent-admin", "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": namespace}],
+        },
+    )
+    path = tmp_path / "graph.yaml"
+    path.write_text(yaml.safe_dump(_graph(namespace, "i")))
+
+    code = _cli(path, kc, "--as", f"system:serviceaccount:{namespace}:nobody")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert len(err) == 1
+    assert f"system:serviceaccount:{namespace}:nobody" in err[0]
+    assert "forbidden" in err[0]
+
+    code = _cli(path, kc, "--as", f"system:serviceaccount:{namespace}:agent", "--no-diff")
+    out = capsys.readouterr()
+    assert code == 2, out.err
+    assert f"DynamoComponentDeployment/{namespace}/{dcd_name('i', 'frontend')}" in out.out
+    assert kube.list("DynamoComponentDeployment", namespace) == []
+
+
+def test_standalone_component(control_plane, namespace: str, client) -> None:
+    doc = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "solo", "namespace": namespace},
+        "spec": {
+            "backendFramework": "vllm",
+            **{k: v for k, v in component("solo", "frontend").items() if k != "name"},
+        },
+    }
+    plan, counter = _plan(control_plane.kubeconfig, doc)
+    actions = _actions(plan)
+    assert actions[f"DynamoComponentDeployment/{namespace}/solo"] == "created"
+    assert actions[f"Deployment/{namespace}/solo"] == "created"
+    assert actions[f"Service/{namespace}/solo"] == "created"
+    assert counter.writes == 0
+    assert Kube(client).list("Deployment", namespace) == []

@@ -1,0 +1,122 @@
+"""``conflicts``: rows with owner, values and remedy (golden files, human and JSON)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from syncagent.inspect import conflicts
+from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.ssa import Conflict
+from tests.unit.test_plan_support import NS, check_golden, sample_records
+
+
+def _rows() -> list[conflicts.ConflictRow]:
+    return conflicts.rows(sample_records())
+
+
+def test_rows_carry_owner_values_and_remedy() -> None:
+    by_path = {r.path: r for r in _rows()}
+    image = by_path[".spec.template.spec.containers[name=main].image"]
+    assert image.subject == f"Deployment/{NS}/g-prefill"
+    assert (image.manager, image.operation) == ("other-team", "Update")
+    assert (image.ours, image.live) == ('"img:1"', '"other:1"')
+    assert image.remedy.kind == "force"
+    assert "yield" in image.remedy.text
+    upstream = by_path[".metadata.labels.old"]
+    assert upstream.remedy.kind == "take-over"
+    refused = by_path[".metadata.labels.team"]
+    assert (refused.ours, refused.live, refused.manager) == ('"a"', '"b"', "team-b")
+    assert refused.remedy.kind == "yield"  # a non-forced apply fails instead
+
+
+@pytest.mark.parametrize(
+    ("conflict", "operation", "kind"),
+    [
+        (
+            Conflict(".spec.replicas", "kube-controller-manager", "autoscaling/v1"),
+            "Update/scale",
+            "hand-over",
+        ),
+        (Conflict(".spec.replicas", "kubectl"), "Apply", "hand-over"),
+        (Conflict(".spec.selector", "kubectl-edit", "apps/v1"), "Update", "take-over"),
+        (Conflict(".spec.selector", "syncagent/grove"), "Apply", "fix-contract"),
+        (Conflict(".spec.selector", "argocd-controller"), "Apply", "force"),
+    ],
+)
+def test_remedies(conflict: Conflict, operation: str, kind: str) -> None:
+    remedy = conflicts.remedy_for(
+        conflict, operation=operation, our_manager="syncagent/workloads", ours="2", live="5"
+    )
+    assert remedy.kind == kind
+
+
+def test_hand_over_is_two_steps_with_the_live_value() -> None:
+    remedy = conflicts.remedy_for(
+        Conflict(".spec.replicas", "kube-controller-manager", "autoscaling/v1"),
+        operation="Update/scale",
+        our_manager="syncagent/workloads",
+        ours="2",
+        live="5",
+    )
+    assert "1)" in remedy.text
+    assert "2)" in remedy.text
+    assert "5" in remedy.text
+
+
+def test_operation_comes_from_the_owners_entry() -> None:
+    live = {
+        "metadata": {
+            "managedFields": [
+                {
+                    "manager": "kubectl",
+                    "operation": "Update",
+                    "subresource": "scale",
+                    "fieldsV1": {"f:spec": {"f:replicas": {}}},
+                }
+            ]
+        }
+    }
+    assert conflicts.operation_of(live, Conflict(".spec.replicas", "kubectl")) == "Update/scale"
+    assert conflicts.operation_of(live, Conflict(".spec.x", "other")) == "Apply"
+
+
+@pytest.mark.parametrize(
+    ("path", "want"),
+    [
+        (".metadata.labels.nvidia.com/dynamo-component", '"frontend"'),
+        (".spec.ports[port=8000,protocol=TCP].targetPort", '"http"'),
+        ('.spec.ports[port=8000,protocol="TCP"].targetPort', '"http"'),
+        (".spec.finalizers[=a.b/c]", '"a.b/c"'),
+        (".spec.list[1]", "2"),
+        (".spec.missing", "(absent)"),
+    ],
+)
+def test_value_at_readable_paths(path: str, want: str) -> None:
+    obj = {
+        "metadata": {"labels": {"nvidia.com/dynamo-component": "frontend", "nvidia.com": "x"}},
+        "spec": {
+            "ports": [{"port": 8000, "protocol": "TCP", "targetPort": "http"}],
+            "finalizers": ["a.b/c"],
+            "list": [1, 2],
+        },
+    }
+    assert show(*value_at(obj, path)) == want
+
+
+def test_no_conflicts_message() -> None:
+    assert "no conflicts" in conflicts.to_text([], graph="DynamoGraphDeployment/demo/g")
+
+
+def test_json_rows() -> None:
+    doc = orjson.loads(conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
+    assert doc["graph"] == "DynamoGraphDeployment/demo/g"
+    assert {c["remedy"] for c in doc["conflicts"]} == {"force", "take-over", "yield"}
+
+
+def test_golden_text() -> None:
+    check_golden("conflicts.txt", conflicts.to_text(_rows(), graph="DynamoGraphDeployment/demo/g"))
+
+
+def test_golden_json() -> None:
+    check_golden("conflicts.json", conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))

@@ -1,0 +1,195 @@
+"""The Grove PodCliqueSet (grove.md §1 acceptance examples) and its readiness (§2)."""
+
+from __future__ import annotations
+
+import json
+
+from test_ds_support import frontend, graph, worker
+
+from syncagent.programs.grove_readiness import GroveChild, pcs_readiness
+from syncagent.render import Environment
+from syncagent.render.grove import (
+    clique_set_change,
+    fnv32a,
+    live_template_replicas,
+    pcs_name,
+    render_pod_clique_set,
+)
+
+ENV = Environment()
+
+
+def _grove_manifest() -> dict:
+    return graph(
+        "grove-manifest",
+        components=[frontend("frontend"), worker("decode", "decode")],
+        backendFramework="vllm",
+    )
+
+
+def _cliques(body: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in body["spec"]["template"]["cliques"]}
+
+
+def test_1_shape_of_grove_manifest() -> None:
+    body = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    assert body["metadata"]["name"] == "grove-manifest"
+    assert body["metadata"]["labels"] == {
+        "nvidia.com/dynamo-graph-deployment-name": "grove-manifest"
+    }
+    spec = body["spec"]
+    assert spec["replicas"] == 1
+    assert "updateStrategy" not in spec
+    template = spec["template"]
+    assert template["cliqueStartupType"] == "CliqueStartupTypeAnyOrder"
+    assert template["headlessServiceConfig"] == {"publishNotReadyAddresses": True}
+    assert template["terminationDelay"] == "15m0s"
+    cliques = _cliques(body)
+    assert list(cliques) == ["frontend", "decode-ldr", "decode-wkr"]
+    for name, clique in cliques.items():
+        assert clique["spec"]["replicas"] == 1
+        assert clique["spec"]["minAvailable"] == 1
+        assert clique["spec"]["roleName"] == name
+        assert clique["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "grove-manifest"
+        assert clique["annotations"]["nvidia.com/dynamo-discovery-backend"] == "kubernetes"
+        assert "startsAfter" not in clique["spec"]
+    assert cliques["frontend"]["labels"]["nvidia.com/selector"] == "grove-manifest-frontend"
+    assert cliques["decode-ldr"]["labels"]["nvidia.com/selector"] == "grove-manifest-decode"
+    assert cliques["decode-ldr"]["labels"]["role"] == "leader"
+    assert cliques["decode-wkr"]["labels"]["role"] == "worker"
+    assert template["podCliqueScalingGroups"] == [
+        {
+            "name": "decode",
+            "cliqueNames": ["decode-ldr", "decode-wkr"],
+            "replicas": 1,
+            "minAvailable": 1,
+        }
+    ]
+    env = cliques["decode-ldr"]["spec"]["podSpec"]["containers"][0]["env"]
+    side = next(e for e in env if e["name"] == "VLLM_NIXL_SIDE_CHANNEL_HOST")
+    assert side["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    text = json.dumps(body)
+    for absent in (
+        "nvidia.com/dynamo-worker-hash",
+        "DYN_NAMESPACE_WORKER_SUFFIX",
+        "nvidia.com/dynamo-operator-origin-version",
+    ):
+        assert absent not in text
+
+
+def test_2_long_name_is_truncated_with_fnv_suffix() -> None:
+    name = "a-very-long-dynamo-graph-deployment-name-for-grove"
+    assert len(name) == 50
+    comps = [frontend("frontend"), worker("decode", "decode")]
+    assert pcs_name(name, comps) == "a-very-long-dynamo-graph-b594"
+    assert f"{fnv32a(name) & 0xFFFF:04x}" == "b594"
+
+
+def test_3_dots_are_normalised() -> None:
+    assert pcs_name("llm.prod", [frontend("frontend")]) == "llm-prod"
+
+
+def test_4_multinode_replicas_and_min_available() -> None:
+    g = graph(
+        "g",
+        components=[worker("decode", "decode", nodes=4, replicas=2, minAvailable=2)],
+    )
+    body = render_pod_clique_set(g, env=ENV).body
+    cliques = _cliques(body)
+    assert cliques["decode-ldr"]["spec"]["replicas"] == 1
+    assert cliques["decode-wkr"]["spec"]["replicas"] == 3
+    assert cliques["decode-ldr"]["spec"]["minAvailable"] == 1
+    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 1
+    group = body["spec"]["template"]["podCliqueScalingGroups"][0]
+    assert (group["replicas"], group["minAvailable"]) == (2, 2)
+
+
+def test_5_trtllm_starts_leader_after_workers() -> None:
+    g = graph("g", components=[worker("prefill", "prefill")], backendFramework="trtllm")
+    body = render_pod_clique_set(g, env=ENV).body
+    assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    cliques = _cliques(body)
+    assert cliques["prefill-ldr"]["spec"]["startsAfter"] == ["prefill-wkr"]
+    assert "startsAfter" not in cliques["prefill-wkr"]["spec"]
+
+
+def test_sglang_starts_workers_after_leader() -> None:
+    g = graph("g", components=[worker("prefill", "prefill")], backendFramework="sglang")
+    cliques = _cliques(render_pod_clique_set(g, env=ENV).body)
+    assert cliques["prefill-wkr"]["spec"]["startsAfter"] == ["prefill-ldr"]
+
+
+def test_7_live_template_replicas_are_echoed() -> None:
+    first = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    g = _grove_manifest()
+    g["spec"]["components"][1]["replicas"] = 3
+    g["spec"]["labels"] = {"env": "prod"}
+    again = render_pod_clique_set(g, env=ENV, live_replicas=live_template_replicas(first)).body
+    assert again["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] == 1
+    assert again["metadata"]["labels"]["env"] == "prod"
+    fresh = render_pod_clique_set(g, env=ENV).body
+    assert fresh["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] == 3
+
+
+def test_update_strategy_annotation() -> None:
+    g = _grove_manifest()
+    g["metadata"]["annotations"] = {"nvidia.com/grove-update-strategy": "OnDelete"}
+    assert render_pod_clique_set(g, env=ENV).body["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    g["metadata"]["annotations"] = {"nvidia.com/grove-update-strategy": "Bogus"}
+    assert "updateStrategy" not in render_pod_clique_set(g, env=ENV).body["spec"]
+
+
+def test_clique_set_change_messages() -> None:
+    live = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    added = _grove_manifest()
+    added["spec"]["components"].append({**frontend("planner"), "type": "planner"})
+    message = clique_set_change(render_pod_clique_set(added, env=ENV), live)
+    assert message == (
+        "PodCliqueSet grove-manifest: the set of cliques cannot change (added: planner, removed: "
+        "none); delete and recreate the graph to change it"
+    )
+    renamed = _grove_manifest()
+    renamed["spec"]["components"][1]["name"] = "gen"
+    message = clique_set_change(render_pod_clique_set(renamed, env=ENV), live)
+    assert message == (
+        "PodCliqueSet grove-manifest: the set of cliques cannot change (added: gen-ldr,gen-wkr, "
+        "removed: decode-ldr,decode-wkr); delete and recreate the graph to change it"
+    )
+    assert clique_set_change(render_pod_clique_set(_grove_manifest(), env=ENV), live) is None
+    assert clique_set_change(render_pod_clique_set(_grove_manifest(), env=ENV), None) is None
+
+
+def _pcs(*, ended: bool = True) -> dict:
+    status = {
+        "observedGeneration": 2,
+        "availableReplicas": 1,
+        "updatedReplicas": 1,
+        "updateProgress": {"updateStartedAt": "x"},
+    }
+    if ended:
+        status["updateProgress"]["updateEndedAt"] = "y"
+    return {
+        "metadata": {"name": "grove-manifest", "generation": 2},
+        "spec": {"replicas": 1},
+        "status": status,
+    }
+
+
+FRONT = GroveChild("frontend", "PodClique", "grove-manifest-0-frontend", 1)
+DECODE = GroveChild("decode", "PodCliqueScalingGroup", "grove-manifest-0-decode", 1)
+
+
+def _children(*, decode: dict | None) -> list:
+    return [(FRONT, {"metadata": {}, "status": {"readyReplicas": 1}}), (DECODE, decode)]
+
+
+def test_readiness_examples() -> None:
+    ok = {"metadata": {}, "status": {"availableReplicas": 1}}
+    assert pcs_readiness(_pcs(), _children(decode=ok)).ready
+    assert not pcs_readiness(_pcs(ended=False), _children(decode=ok)).ready
+    assert not pcs_readiness(_pcs(), _children(decode=None)).ready
+    zero = {"metadata": {}, "status": {"availableReplicas": 0}}
+    assert not pcs_readiness(_pcs(), _children(decode=zero)).ready
+    behind = _pcs()
+    behind["metadata"]["generation"] = 3
+    assert not pcs_readiness(behind, _children(decode=ok)).ready

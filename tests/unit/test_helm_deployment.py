@@ -1,0 +1,209 @@
+"""The agent's Deployment: hardened pod, probes on the agent's health port, flags from values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from test_helm_support import CHART, RELEASE_NS, container, one, render
+
+from syncagent.runtime.capabilities import Setting, capability_overrides
+
+
+def render_values(values: dict[str, Any]) -> dict[str, Any]:
+    """values.yaml with ``values`` merged in (one level deep is all these tests need)."""
+    merged = yaml.safe_load((CHART / "values.yaml").read_text())
+    for key, value in values.items():
+        merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
+    return merged
+
+
+def flags(values: dict[str, Any] | None = None) -> list[str]:
+    agent = container(render(values))
+    assert agent["command"] == ["syncagent"]
+    assert agent["args"][0] == "run"
+    return list(agent["args"][1:])
+
+
+def flag_values(args: list[str], name: str) -> list[str]:
+    prefix = f"--{name}="
+    return [a.removeprefix(prefix) for a in args if a.startswith(prefix)]
+
+
+def test_pod_runs_non_root_with_runtime_default_seccomp() -> None:
+    pod = one(render(), "Deployment")["spec"]["template"]["spec"]
+    security = pod["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["runAsUser"] != 0
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_container_is_locked_down() -> None:
+    security = container(render())["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["privileged"] is False
+    assert security["runAsNonRoot"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_only_tmp_is_writable() -> None:
+    docs = render()
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert container(docs)["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+    assert pod["volumes"][0]["name"] == "tmp"
+    assert "emptyDir" in pod["volumes"][0]
+
+
+def test_probes_hit_healthz_and_readyz_on_the_health_port() -> None:
+    agent = container(render({"health": {"port": 9444}}))
+    ports = {p["name"]: p["containerPort"] for p in agent["ports"]}
+    assert ports["health"] == 9444
+    assert agent["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert agent["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert flag_values(agent["args"], "health-probe-bind-address") == [":9444"]
+
+
+def test_resources_request_cpu_and_memory_and_cap_memory() -> None:
+    resources = container(render())["resources"]
+    assert set(resources["requests"]) == {"cpu", "memory"}
+    assert "memory" in resources["limits"]
+
+
+def test_default_flags() -> None:
+    args = flags()
+    assert flag_values(args, "namespace") == []
+    assert flag_values(args, "capability") == ["grove=auto", "lws=auto", "disaggregatedSet=auto"]
+    assert flag_values(args, "discovery-backend") == ["kubernetes"]
+    assert flag_values(args, "concurrency") == ["4"]
+    assert flag_values(args, "log-level") == ["info"]
+    assert flag_values(args, "metrics-bind-address") == [":8080"]
+    assert "--leader-elect" in args
+    assert flag_values(args, "leader-election-namespace") == [RELEASE_NS]
+    assert flag_values(args, "leader-election-id") == ["syncagent"]
+    assert flag_values(args, "resync-period") == []
+
+
+def test_capabilities_and_discovery_backend_come_from_values() -> None:
+    args = flags(
+        {
+            # YAML booleans and strings both become the agent's true/false spelling.
+            "capabilities": {"grove": False, "lws": "true", "disaggregatedSet": "false"},
+            "discoveryBackend": "etcd",
+        }
+    )
+    assert flag_values(args, "capability") == [
+        "grove=false",
+        "lws=true",
+        "disaggregatedSet=false",
+    ]
+    assert flag_values(args, "discovery-backend") == ["etcd"]
+
+
+def test_watch_namespaces_become_repeated_namespace_flags() -> None:
+    args = flags({"watchNamespaces": ["team-a", "team-b"]})
+    assert flag_values(args, "namespace") == ["team-a", "team-b"]
+
+
+def test_leader_election_flags_follow_values() -> None:
+    lease = {"enabled": True, "namespace": "leases", "leaseName": "shard-1"}
+    args = flags({"leaderElection": lease})
+    assert flag_values(args, "leader-election-namespace") == ["leases"]
+    assert flag_values(args, "leader-election-id") == ["shard-1"]
+    # The agent elects by default: switching it off must be explicit.
+    args = flags({"leaderElection": {"enabled": False, "leaseName": "syncagent"}})
+    assert "--leader-elect" not in args
+    assert "--no-leader-elect" in args
+    assert flag_values(args, "leader-election-namespace") == []
+
+
+def test_tuning_flags_and_extra_args() -> None:
+    args = flags({"concurrency": 32, "resyncPeriod": "15m", "extraArgs": ["--foo=bar"]})
+    assert flag_values(args, "concurrency") == ["32"]
+    assert flag_values(args, "resync-period") == ["15m"]
+    assert args[-1] == "--foo=bar"
+
+
+def test_metrics_port_is_the_same_on_flag_container_and_service() -> None:
+    docs = render({"metrics": {"port": 9100, "service": {"port": 80}}})
+    agent = container(docs)
+    assert flag_values(agent["args"], "metrics-bind-address") == [":9100"]
+    assert {p["name"]: p["containerPort"] for p in agent["ports"]}["metrics"] == 9100
+    service = one(docs, "Service")
+    assert service["metadata"]["name"] == "r1-syncagent-metrics"
+    assert service["spec"]["ports"] == [
+        {"name": "metrics", "port": 80, "targetPort": "metrics", "protocol": "TCP"}
+    ]
+    pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+
+
+def test_metrics_service_can_be_switched_off() -> None:
+    assert [
+        d for d in render({"metrics": {"service": {"enabled": False}}}) if d["kind"] == "Service"
+    ] == []
+
+
+def test_pod_runs_as_the_chart_service_account_and_knows_its_name() -> None:
+    docs = render()
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == one(docs, "ServiceAccount")["metadata"]["name"]
+    env = {e["name"]: e for e in container(docs)["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+
+
+def test_image_defaults_to_the_app_version_and_accepts_a_digest() -> None:
+    assert container(render())["image"] == "ghcr.io/syncagent/syncagent:0.1.0"
+    digest = "sha256:" + "b" * 64
+    image = container(render({"image": {"repository": "example.com/agent", "digest": digest}}))
+    assert image["image"] == f"example.com/agent@{digest}"
+
+
+def test_single_writer_without_leader_election() -> None:
+    values = {"leaderElection": {"enabled": False, "leaseName": "syncagent"}}
+    deployment = one(render(values), "Deployment")
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert deployment["spec"]["replicas"] == 1
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"watchNamespaces": ["team-a", "team-b"], "resyncPeriod": "1h30m", "logLevel": "debug"},
+        {
+            "capabilities": {"grove": True, "lws": "false", "disaggregatedSet": False},
+            "discoveryBackend": "etcd",
+            "leaderElection": {"enabled": False, "leaseName": "syncagent"},
+            "concurrency": 16,
+        },
+        {"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "shard-1"}},
+    ],
+)
+def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) -> None:
+    # Imported here: the agent pulls in the whole controller, which only this test needs.
+    from syncagent.cli.main import build_parser
+    from syncagent.cli.run import duration, run
+
+    agent = container(render(values))
+    parsed = build_parser().parse_args(agent["args"])
+    assert parsed.func is run
+    want = render_values(values)
+    assert parsed.namespace == want["watchNamespaces"]
+    assert parsed.concurrency == want["concurrency"]
+    assert capability_overrides(parsed.capability) == {
+        name: Setting(str(setting).lower()) for name, setting in want["capabilities"].items()
+    }
+    assert parsed.discovery_backend == want["discoveryBackend"]
+    assert parsed.leader_elect is want["leaderElection"]["enabled"]
+    if parsed.leader_elect:
+        assert parsed.leader_election_id == want["leaderElection"]["leaseName"]
+        namespace = want["leaderElection"].get("namespace") or RELEASE_NS
+        assert parsed.leader_election_namespace == namespace
+    assert parsed.metrics_bind_address == ":8080"
+    assert parsed.health_probe_bind_address == ":8081"
+    assert parsed.log_level == want["logLevel"]
+    if want["resyncPeriod"]:
+        assert parsed.resync_period == duration(want["resyncPeriod"])

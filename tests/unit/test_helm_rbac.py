@@ -1,0 +1,231 @@
+"""The chart's RBAC: everything the agent does, nothing more, and Secrets only where watched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_helm_support import (
+    RELEASE_NS,
+    Rules,
+    cluster_wide_rules,
+    namespace_rules,
+    objects,
+    one,
+    render,
+)
+
+import fieldmanagers
+from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
+from syncagent.runtime.leader import LeaseConfig
+
+SA = "r1-syncagent"
+READ = ("get", "list", "watch")
+WRITE = (*READ, "create", "patch", "update", "delete")
+
+# What the agent does, by (API group, resource): the verbs it needs cluster-wide.
+AGENT_USES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("nvidia.com", "dynamographdeployments"): (*READ, "patch"),
+    ("nvidia.com", "dynamographdeployments/status"): ("get", "patch", "update"),
+    ("nvidia.com", "dynamographdeployments/finalizers"): ("update",),
+    ("nvidia.com", "dynamocomponentdeployments"): WRITE,
+    ("nvidia.com", "dynamocomponentdeployments/status"): ("get", "patch", "update"),
+    ("nvidia.com", "dynamocomponentdeployments/finalizers"): ("update",),
+    ("nvidia.com", "dynamocheckpoints"): READ,
+    ("apps", "deployments"): WRITE,
+    ("leaderworkerset.x-k8s.io", "leaderworkersets"): WRITE,
+    ("disaggregatedset.x-k8s.io", "disaggregatedsets"): WRITE,
+    ("grove.io", "podcliquesets"): WRITE,
+    ("grove.io", "podcliques"): READ,
+    ("grove.io", "podcliquescalinggroups"): READ,
+    ("grove.io", "podcliques/scale"): ("get", "patch", "update"),
+    ("grove.io", "podcliquescalinggroups/scale"): ("get", "patch", "update"),
+    ("", "services"): WRITE,
+    ("", "serviceaccounts"): WRITE,
+    ("rbac.authorization.k8s.io", "roles"): WRITE,
+    ("rbac.authorization.k8s.io", "rolebindings"): WRITE,
+    ("", "events"): ("create", "patch", "update"),
+    ("events.k8s.io", "events"): ("create", "patch", "update"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): READ,
+}
+
+# Every kind a field manager writes, with the resource its writes go to.
+KIND_RESOURCES: dict[str, tuple[str, str]] = {
+    "DynamoGraphDeployment": ("nvidia.com", "dynamographdeployments"),
+    "DynamoComponentDeployment": ("nvidia.com", "dynamocomponentdeployments"),
+    "Deployment": ("apps", "deployments"),
+    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+    "DisaggregatedSet": ("disaggregatedset.x-k8s.io", "disaggregatedsets"),
+    "PodCliqueSet": ("grove.io", "podcliquesets"),
+    "PodClique": ("grove.io", "podcliques"),
+    "PodCliqueScalingGroup": ("grove.io", "podcliquescalinggroups"),
+    "Service": ("", "services"),
+    "ServiceAccount": ("", "serviceaccounts"),
+    "Role": ("rbac.authorization.k8s.io", "roles"),
+    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
+}
+
+
+def _granted(rules: Rules) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in rules.rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+@pytest.mark.parametrize(("group", "resource"), sorted(AGENT_USES))
+def test_cluster_role_grants_what_the_agent_does(group: str, resource: str) -> None:
+    rules = cluster_wide_rules(render({"watchNamespaces": ["a"]}), subject=SA)
+    for verb in AGENT_USES[group, resource]:
+        assert rules.allows(group, resource, verb), f"{verb} {group}/{resource} missing"
+
+
+def test_cluster_role_grants_nothing_else() -> None:
+    rules = cluster_wide_rules(render({"watchNamespaces": ["a"]}), subject=SA)
+    expected = {(g, r, v) for (g, r), verbs in AGENT_USES.items() for v in verbs}
+    assert _granted(rules) - expected == set()
+
+
+def test_every_field_manager_kind_can_be_applied() -> None:
+    rules = cluster_wide_rules(render(), subject=SA)
+    for manager in fieldmanagers.ALL:
+        for kind in manager.kinds:
+            group, resource = KIND_RESOURCES[kind]
+            if manager.subresource:
+                resource = f"{resource}/{manager.subresource}"
+            verb = "patch"  # SSA and JSON merge patches are both `patch`
+            assert rules.allows(group, resource, verb), f"{manager.name}: {verb} {resource}"
+
+
+def test_owner_references_with_block_owner_deletion_are_allowed() -> None:
+    # OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs update on owner/finalizers.
+    rules = cluster_wide_rules(render(), subject=SA)
+    for owner in ("dynamographdeployments", "dynamocomponentdeployments"):
+        assert rules.allows("nvidia.com", f"{owner}/finalizers", "update")
+
+
+def test_no_wildcards_and_no_escalation_verbs() -> None:
+    for role in [*objects(render(), "ClusterRole"), *objects(render(), "Role")]:
+        for rule in role["rules"]:
+            for key in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule[key], f"{role['metadata']['name']}: wildcard in {key}"
+            assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
+            assert "nonResourceURLs" not in rule
+
+
+def test_secrets_are_never_written() -> None:
+    for role in [*objects(render(), "ClusterRole"), *objects(render(), "Role")]:
+        rules = Rules.of(role)
+        for verb in ("create", "update", "patch", "delete"):
+            assert not rules.allows("", "secrets", verb)
+
+
+def test_without_watch_namespaces_secrets_are_readable_cluster_wide() -> None:
+    rules = cluster_wide_rules(render(), subject=SA)
+    for verb in READ:
+        assert rules.allows("", "secrets", verb)
+    assert objects(render(), "RoleBinding") == [
+        one(render(), "RoleBinding", "r1-syncagent-leader-election")
+    ]
+
+
+def test_with_watch_namespaces_no_cluster_wide_secrets_rule() -> None:
+    docs = render({"watchNamespaces": ["team-a", "team-b"]})
+    for verb in READ:
+        assert not cluster_wide_rules(docs, subject=SA).allows("", "secrets", verb)
+    for namespace in ("team-a", "team-b"):
+        rules = namespace_rules(docs, namespace, subject=SA)
+        assert all(rules.allows("", "secrets", verb) for verb in READ), namespace
+    assert not namespace_rules(docs, "elsewhere", subject=SA).allows("", "secrets", "get")
+    bindings = {
+        (b["metadata"]["namespace"], b["metadata"]["name"]) for b in objects(docs, "RoleBinding")
+    }
+    assert ("team-a", "r1-syncagent-namespaced") in bindings
+    assert ("team-b", "r1-syncagent-namespaced") in bindings
+
+
+@pytest.mark.parametrize("watch", [[], ["team-a"]])
+def test_agent_holds_every_right_of_the_discovery_role_it_creates(watch: list[str]) -> None:
+    # Kubernetes refuses to create a Role granting rights its creator lacks (no escalate).
+    docs = render({"watchNamespaces": watch})
+    namespace = watch[0] if watch else "any-namespace"
+    cluster, local = (
+        cluster_wide_rules(docs, subject=SA),
+        namespace_rules(docs, namespace, subject=SA),
+    )
+    for rule in DISCOVERY_ROLE_RULES:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    held = cluster.allows(group, resource, verb) or local.allows(
+                        group, resource, verb
+                    )
+                    assert held, f"{verb} {group}/{resource} in {namespace}"
+
+
+def test_with_watch_namespaces_discovery_rights_are_not_cluster_wide() -> None:
+    docs = render({"watchNamespaces": ["team-a"]})
+    rules = cluster_wide_rules(docs, subject=SA)
+    assert not rules.allows("", "pods", "list")
+    assert not rules.allows("nvidia.com", "dynamoworkermetadatas", "create")
+
+
+def test_leader_election_role_covers_only_the_agents_lease() -> None:
+    docs = render()
+    role = one(docs, "Role", "r1-syncagent-leader-election")
+    assert role["metadata"]["namespace"] == RELEASE_NS
+    rules = Rules.of(role)
+    from syncagent.cli.main import build_parser  # the agent pulls in the whole controller
+
+    # The chart's default Lease is the agent's default one.
+    lease = LeaseConfig.__dataclass_fields__["name"].default
+    assert build_parser().parse_args(["run"]).leader_election_id == lease
+    for verb in ("get", "update"):
+        assert rules.allows("coordination.k8s.io", "leases", verb, name=lease)
+        assert not rules.allows("coordination.k8s.io", "leases", verb, name="someone-else")
+    assert rules.allows("coordination.k8s.io", "leases", "create")
+    binding = one(docs, "RoleBinding", "r1-syncagent-leader-election")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SA, "namespace": RELEASE_NS}]
+    assert not cluster_wide_rules(docs, subject=SA).allows("coordination.k8s.io", "leases", "get")
+
+
+def test_leader_election_role_follows_the_lease_values() -> None:
+    docs = render({"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "s1"}})
+    role = one(docs, "Role")
+    assert role["metadata"]["namespace"] == "leases"
+    assert Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="s1")
+    assert not Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="syncagent")
+    assert one(docs, "RoleBinding", "r1-syncagent-leader-election")["metadata"]["namespace"] == (
+        "leases"
+    )
+    assert objects(render({"leaderElection": {"enabled": False}}), "Role") == []
+
+
+def test_bindings_name_the_chart_service_account() -> None:
+    docs = render({"watchNamespaces": ["team-a"]})
+    account = one(docs, "ServiceAccount")["metadata"]
+    assert (account["name"], account["namespace"]) == (SA, RELEASE_NS)
+    for binding in [*objects(docs, "ClusterRoleBinding"), *objects(docs, "RoleBinding")]:
+        subjects: list[dict[str, Any]] = binding["subjects"]
+        assert subjects == [{"kind": "ServiceAccount", "name": SA, "namespace": RELEASE_NS}]
+
+
+def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
+    docs = render({"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "mine"}})
+    kinds = {d["kind"] for d in docs}
+    assert kinds.isdisjoint({"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"})
+    assert "ServiceAccount" not in kinds
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "mine"
+
+
+def test_cluster_scoped_names_carry_the_release() -> None:
+    # Two releases (say, two shards) never fight over one ClusterRole.
+    first = {d["metadata"]["name"] for d in objects(render(release="shard-a"), "ClusterRole")}
+    second = {d["metadata"]["name"] for d in objects(render(release="shard-b"), "ClusterRole")}
+    assert first
+    assert first.isdisjoint(second)
