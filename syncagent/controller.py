@@ -69,11 +69,11 @@ class Reconcilers:
             return None
         if caps is None:
             return Result(requeue_after=1.0)
-        ctx = self._graph_context(graph, caps)
-        outcome = await self._run_graph(ctx)
+        ctx = self.graph_context(graph, caps)
+        outcome = await self.run_graph(ctx)
         return await self._finish_graph(ctx, outcome)
 
-    def _graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
+    def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
         meta = graph.get("metadata") or {}
         annotations = meta.get("annotations") or {}
         components = list((graph.get("spec") or {}).get("components") or [])
@@ -92,9 +92,9 @@ class Reconcilers:
             )
         selection = routing.select_pathway(
             annotations,
-            caps,  # type: ignore[arg-type]  # same attributes as routing.Capabilities
+            caps,
             recorded=recorded,
-            ds_reason=lambda: routing.ds_ineligibility(components, caps),  # type: ignore[arg-type]
+            ds_reason=lambda: routing.ds_ineligibility(components, caps),
         )
         return GraphContext(
             graph=graph,
@@ -106,7 +106,7 @@ class Reconcilers:
             discovery_backend=self.discovery_backend,
         )
 
-    async def _run_graph(self, ctx: GraphContext) -> ProgramResult:
+    async def run_graph(self, ctx: GraphContext) -> ProgramResult:
         problems = _validate(ctx)
         if problems:
             for problem in problems:

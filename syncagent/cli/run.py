@@ -34,7 +34,6 @@ from syncagent.runtime.capabilities import (
     capability_overrides,
 )
 from syncagent.runtime.client import ClientConfigError, make_client
-from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS
 from syncagent.runtime.leader import LeaseConfig, default_identity
 from syncagent.runtime.logging import configure_logging
 from syncagent.runtime.manager import Manager, ManagerOptions
@@ -253,17 +252,9 @@ def _find(err: BaseException, kind: type[BaseException]) -> BaseException | None
     return None
 
 
-class _VersionedWatchSet(WatchSet):
-    """Optional by group *and version*: our own ``nvidia.com/v1beta1`` kinds are always
-    watched, while ``nvidia.com/v1alpha1`` DynamoCheckpoints follow discovery."""
-
-    def is_optional(self, target: WatchTarget) -> bool:
-        return (target.group, target.version) in OPTIONAL_GROUP_VERSIONS
-
-
 def wire(manager: Manager, client: Any, args: argparse.Namespace) -> Reconcilers:
     """Watches, caches, the two controllers and the handlers that connect them."""
-    manager.watches = _VersionedWatchSet(
+    manager.watches = WatchSet(
         client,
         metrics=manager.metrics,
         on_not_found=manager.discovery.request_refresh,

@@ -24,7 +24,7 @@ import orjson
 from fieldmanagers import is_ours
 from syncagent.inspect.fieldpaths import show, value_at
 from syncagent.inspect.planengine import Records
-from syncagent.inspect.upstream import POLICY
+from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.managedfields import decode
 from syncagent.ssa.takeover import TakeoverPolicy

@@ -21,7 +21,7 @@ import orjson
 import fieldmanagers
 from fieldmanagers import ownership
 from fieldmanagers.owner import PREFIX as OWNER_PREFIX
-from syncagent.inspect.upstream import POLICY
+from syncagent.programs.takeover import POLICY
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.managedfields import ManagerEntry, decode
 from syncagent.ssa.takeover import TakeoverPolicy

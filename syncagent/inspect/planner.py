@@ -300,8 +300,8 @@ async def _plan_graph(
         discovery_backend=backend,
     )
     # The controller's own DGD path (routing, validation, program choice); see module doc.
-    ctx = reconcilers._graph_context(graph, caps)
-    outcome = await reconcilers._run_graph(ctx)
+    ctx = reconcilers.graph_context(graph, caps)
+    outcome = await reconcilers.run_graph(ctx)
     problem = _graph_problem(outcome.status)
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")

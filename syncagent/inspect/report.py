@@ -12,7 +12,7 @@ from fieldmanagers import ownership
 from syncagent.inspect import diff
 from syncagent.inspect.planengine import Records
 from syncagent.inspect.planner import INPUT_MANAGER, PlanRun
-from syncagent.inspect.upstream import POLICY, targets_for
+from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict
 from syncagent.ssa.takeover import TakeoverPlan, TakeoverPolicy, plan_takeover
 

@@ -22,7 +22,7 @@ from syncagent.programs.view import Obj, being_deleted, controlled_by, environme
 from syncagent.programs.writes import owner_of
 from syncagent.render import generate_dcds, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
-from syncagent.ssa import OwnerRef, controller_of, leave, set_controller
+from syncagent.ssa import OwnerRef, controller_of, leave
 
 DCD = "DynamoComponentDeployment"
 PATHWAY = "Component"
@@ -106,8 +106,7 @@ async def _move_model(
         return
     current = controller_of(live)
     if current is not None and current.uid == graph.uid:
-        entry = await set_controller(ctx.writer.engine, live, controller=first, live=live)
-        live = entry.object
+        live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
     if any(
         r.get("uid") == graph.uid for r in (live.get("metadata") or {}).get("ownerReferences") or ()
     ):

@@ -10,11 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from fieldmanagers import grove_scale
 from syncagent.ssa import Engine, ref_of
-from syncagent.ssa.api import _json_or_raise
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -27,12 +24,10 @@ def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
 
 async def patch_scale(engine: Engine, child: Mapping[str, Any], desired: int) -> dict[str, Any]:
     """One merge patch ``{"spec":{"replicas":N}}`` to the child's ``scale`` subresource."""
-    ref = ref_of(child)
-    info = await engine.api.resolve(ref)
-    response = await engine.api.http.patch(
-        info.path(namespace=ref.namespace, name=ref.name, subresource="scale"),
-        params={"fieldManager": grove_scale.MANAGER.name},
-        content=orjson.dumps({"spec": {"replicas": desired}}),
-        headers={"Content-Type": MERGE_PATCH},
+    return await engine.api.patch(
+        ref_of(child),
+        {"spec": {"replicas": desired}},
+        content_type=MERGE_PATCH,
+        manager=grove_scale.MANAGER.name,
+        subresource="scale",
     )
-    return _json_or_raise(ref, response)

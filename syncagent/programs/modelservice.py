@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from fieldmanagers import services
 from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import Rendered
@@ -24,7 +25,6 @@ from syncagent.ssa import (
     controller_of,
     join,
     leave,
-    set_controller,
 )
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,8 @@ async def ensure(
                 f"by {owner.kind} {rendered.namespace}/{owner.name}"
             )
         # The controller went away (garbage collection dropped its item): take control.
-        live = (await set_controller(writer.engine, live, controller=owner, live=live)).object
+        live = await writer.set_controller(live, controller=owner, manager=rendered.manager)
+    live = await writer.take_over(live, manager=rendered.manager) or live
     content = await writer.apply(
         rendered.manifest(), manager=rendered.manager, live=live, force=True
     )
@@ -77,7 +78,7 @@ async def leave_others(
             continue
         if being_deleted(svc) or not any(i.get("uid") == owner.uid for i in _items(svc)):
             continue
-        await _leave_one(writer, svc, owner=owner)
+        await leave_one(writer, svc, owner=owner)
 
 
 def _is_model_service(meta: Mapping[str, Any]) -> bool:
@@ -88,7 +89,7 @@ def _is_model_service(meta: Mapping[str, Any]) -> bool:
     )
 
 
-async def _leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
+async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
     others = [i for i in _items(svc) if i.get("uid") != owner.uid]
     meta = svc.get("metadata") or {}
     if not others:
@@ -103,5 +104,5 @@ async def _leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
     if current is not None and current.uid == owner.uid:
         first = others[0]
         successor = OwnerRef(first["apiVersion"], first["kind"], first["name"], first["uid"])
-        svc = (await set_controller(writer.engine, svc, controller=successor, live=svc)).object
+        svc = await writer.set_controller(svc, controller=successor, manager=services.MANAGER.name)
     await leave(writer.engine, svc, owner_uid=owner.uid, live=svc)

@@ -23,7 +23,7 @@ from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import OwnerRef, adoption_blockers, controller_of, set_controller
+from syncagent.ssa import OwnerRef, adoption_blockers, controller_of
 
 DCD = "DynamoComponentDeployment"
 
@@ -64,12 +64,13 @@ async def hand_over(
     writer: Writer, rendered: Rendered, live: Obj, *, new: OwnerRef, old: OwnerRef
 ) -> Obj:
     """Move control of a live object from ``old`` to ``new``, content unchanged."""
+    live = await writer.take_over(live, manager=rendered.manager) or live
     kept = rendered
     if rendered.kind == "Service":
         kept = with_selector(rendered, (live.get("spec") or {}).get("selector") or {})
     # The create left the old reference with the content manager too; drop it there first.
     content = await writer.apply(kept.manifest(), manager=rendered.manager, live=live, force=True)
-    entry = await set_controller(writer.engine, content.object, controller=new, live=content.object)
+    handed = await writer.set_controller(content.object, controller=new, manager=rendered.manager)
     writer.events.append(
         QueuedEvent(
             NORMAL,
@@ -78,7 +79,7 @@ async def hand_over(
             f"{new.kind} {new.name}",
         )
     )
-    return entry.object
+    return handed
 
 
 async def ensure_component_service(
@@ -118,7 +119,7 @@ async def ensure_model_service(
     if live is not None and not being_deleted(live):
         current = controller_of(live)
         if current is not None and current.uid in take_from:
-            await set_controller(writer.engine, live, controller=graph, live=live)
+            await writer.set_controller(live, controller=graph, manager=rendered.manager)
     return await modelservice.ensure(writer, store, rendered, owner=graph)
 
 
@@ -152,7 +153,7 @@ async def delete_stale_services(
             continue
         refs: list[dict[str, Any]] = list(meta.get("ownerReferences") or [])
         if any(r.get("uid") == graph.uid for r in refs):
-            await modelservice._leave_one(writer, svc, owner=graph)
+            await modelservice.leave_one(writer, svc, owner=graph)
 
 
 def _is_model_service(svc: Obj) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from fieldmanagers import is_ours
 from syncagent.programs.base import QueuedEvent, write_event
+from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.render import Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
@@ -25,7 +26,9 @@ from syncagent.ssa import (
     adoption_blockers,
     apply_controlled,
     controller_of,
+    set_controller,
 )
+from syncagent.ssa.takeover import needs_takeover, take_over
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,7 @@ class Writer:
         engine then reads the object).
         """
         self.check_may_control(rendered, live, owner)
+        live = await self.take_over(live, manager=rendered.manager)
         try:
             entries = await apply_controlled(
                 self.engine,
@@ -112,6 +116,29 @@ class Writer:
                 write_event(content.action, rendered.kind, rendered.name, on=self.on)
             )
         return content
+
+    async def take_over(
+        self, live: Mapping[str, Any] | None, *, manager: str
+    ) -> Mapping[str, Any] | None:
+        """Merge the upstream operator's and kubectl's Update entries into ours (one guarded
+        update), so fields we no longer set do not linger. Runs after the control check and
+        before any adoption or handoff; a no-op, without requests, when there is nothing to take.
+        """
+        if live is None or not needs_takeover(live, policy=POLICY):
+            return live
+        result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
+        meta = live.get("metadata") or {}
+        subject = f"{live.get('kind')}/{meta.get('namespace')}/{meta.get('name')}"
+        log.info("took over field ownership", extra={"object": subject})
+        return result.object
+
+    async def set_controller(
+        self, live: Mapping[str, Any], *, controller: OwnerRef, manager: str
+    ) -> dict[str, Any]:
+        """Hand control of ``live`` to ``controller`` in one ownership apply (after takeover)."""
+        live = await self.take_over(live, manager=manager) or live
+        entry = await set_controller(self.engine, live, controller=controller, live=live)
+        return entry.object
 
     async def _remove_orphan(self, rendered: Rendered, entry: ChangeSetEntry) -> None:
         """The object vanished between our read and our write (garbage collection, a user), so

@@ -36,17 +36,16 @@ class WatchSet:
         self,
         client: AsyncClient,
         *,
-        optional_groups: Iterable[str] | None = None,
+        optional: Iterable[tuple[str, str]] = OPTIONAL_GROUP_VERSIONS,
         metrics: Metrics | None = None,
         on_not_found: Callable[[], None] | None = None,
         watch_timeout: float | None = None,
     ) -> None:
         self._client = client
-        # Optional groups are watched only while discovery finds them served (default: the
-        # groups discovery looks at); every other group is always watched.
-        if optional_groups is None:
-            optional_groups = [group for group, _ in OPTIONAL_GROUP_VERSIONS]
-        self._optional = frozenset(optional_groups)
+        # Optional (group, version)s are watched only while discovery finds them served (default:
+        # those discovery looks at); everything else, our own nvidia.com/v1beta1 kinds included,
+        # is always watched. By version, because nvidia.com/v1alpha1 checkpoints are optional.
+        self._optional = frozenset(optional)
         self._metrics = metrics or default_metrics()
         self._on_not_found = on_not_found
         self._watch_timeout = watch_timeout
@@ -72,7 +71,7 @@ class WatchSet:
         return [e.cache for e in self._entries]
 
     def is_optional(self, target: WatchTarget) -> bool:
-        return target.group in self._optional
+        return (target.group, target.version) in self._optional
 
     def running(self) -> list[WatchTarget]:
         return [e.target for e in self._entries if e.scope is not None]

@@ -67,6 +67,29 @@ class KubeApi:
         )
         return _json_or_raise(ref, response)
 
+    async def patch(
+        self,
+        ref: ObjectRef,
+        body: Any,
+        *,
+        content_type: str,
+        manager: str = "",
+        dry_run: bool = False,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A non-apply patch (JSON or merge patch), for the few writes SSA cannot do."""
+        info = await self.resolve(ref)
+        params = {"fieldManager": manager} if manager else {}
+        if dry_run:
+            params["dryRun"] = "All"
+        response = await self.http.patch(
+            info.path(namespace=ref.namespace, name=ref.name, subresource=subresource),
+            params=params,
+            content=orjson.dumps(body),
+            headers={"Content-Type": content_type},
+        )
+        return _json_or_raise(ref, response)
+
     async def delete(
         self,
         ref: ObjectRef,

@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from syncagent.ssa.desired import ObjectRef, ref_of
-from syncagent.ssa.errors import SsaError, error_from_status
+from syncagent.ssa.errors import SsaError
 
 JSON_PATCH = "application/json-patch+json"
 _OWNER_REFS = "f:ownerReferences"
@@ -288,21 +286,7 @@ async def take_over(
 async def _patch(
     engine: Any, ref: ObjectRef, body: Sequence[Mapping[str, Any]], *, dry_run: bool
 ) -> dict[str, Any]:
-    info = await engine.api.resolve(ref)
-    params = {"dryRun": "All"} if dry_run else {}
-    response = await engine.api.http.patch(
-        info.path(namespace=ref.namespace, name=ref.name),
-        params=params,
-        content=orjson.dumps(list(body)),
-        headers={"Content-Type": JSON_PATCH},
-    )
-    if response.status_code >= 400:
-        try:
-            status = orjson.loads(response.content)
-        except orjson.JSONDecodeError:
-            status = {"message": response.text.strip()}
-        raise error_from_status(ref.subject, response.status_code, status)
-    return orjson.loads(response.content)
+    return await engine.api.patch(ref, list(body), content_type=JSON_PATCH, dry_run=dry_run)
 
 
 def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = KUBECTL) -> bool:

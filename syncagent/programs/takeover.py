@@ -1,4 +1,4 @@
-"""Writers whose Update entries we take over (issue 7, "Takeover").
+"""Writers whose Update entries we take over before adopting or handing over an object.
 
 The upstream Dynamo operator is a controller-runtime binary named ``manager``; its writes show
 as Update entries of manager ``manager`` (controller-runtime's default field manager is the
