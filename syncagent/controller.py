@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,6 +42,8 @@ DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
 API_VERSION = "nvidia.com/v1beta1"
 STALE_READ_RETRY = 1.0
+# Our own status write is on its way to the watch cache; look again very soon.
+OWN_WRITE_LAG_RETRY = 0.1
 GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
 
 
@@ -59,6 +61,10 @@ class Reconcilers:
     capabilities: Callable[[], Capabilities | None]
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
+    # Per graph key, the resourceVersion our last status write replaced. A cached graph still
+    # at that version predates our own write: reconciling it would act on stale status (and
+    # its status write would fail its precondition, dropping the events of what it did).
+    _superseded: dict[str, str] = field(default_factory=dict)
 
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
@@ -66,12 +72,17 @@ class Reconcilers:
         graph = self.store.get(DGD, namespace, name)
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
+            self._superseded.pop(key, None)
             return None
         if caps is None:
             return Result(requeue_after=1.0)
+        version = str((graph.get("metadata") or {}).get("resourceVersion"))
+        if self._superseded.get(key) == version:
+            return Result(requeue_after=OWN_WRITE_LAG_RETRY)
+        self._superseded.pop(key, None)
         ctx = self.graph_context(graph, caps)
         outcome = await self.run_graph(ctx)
-        return await self._finish_graph(ctx, outcome)
+        return await self._finish_graph(key, ctx, outcome)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
         meta = graph.get("metadata") or {}
@@ -120,9 +131,11 @@ class Reconcilers:
             return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
         return await run_program(ctx)
 
-    async def _finish_graph(self, ctx: GraphContext, outcome: ProgramResult) -> Result | None:
+    async def _finish_graph(
+        self, key: str, ctx: GraphContext, outcome: ProgramResult
+    ) -> Result | None:
         try:
-            await self._write_status(
+            wrote = await self._write_status(
                 ctx.graph, outcome.status, graph_status_manager.MANAGER.name, precondition=True
             )
         except PreconditionError:
@@ -131,6 +144,8 @@ class Reconcilers:
             # delayed so a cache that lags (a watch reconnecting) does not spin the key.
             log.info("graph changed during reconcile; requeued", extra={"object": ctx.ref})
             return Result(requeue_after=STALE_READ_RETRY)
+        if wrote:
+            self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:

@@ -12,7 +12,7 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # The kernel sends SIGKILL to the child when the parent dies, however it dies (SIGKILL
     # included), so an interrupted test run never leaves etcd or the API server behind.
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -31,7 +31,7 @@ def spawn(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
 
 

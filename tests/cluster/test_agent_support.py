@@ -22,6 +22,9 @@ from typing import Any
 
 import orjson
 import yaml
+from lightkube import Client
+
+from syncagent.devcluster.procs import die_with_parent
 
 GROUP_PATH = "/apis/nvidia.com/v1beta1/namespaces/{ns}/{plural}"
 PATHS = {
@@ -75,6 +78,12 @@ class Kube:
 
     def __init__(self, client: Any) -> None:
         self.http = client._client._client
+        self.config = client._client.config
+
+    def separate(self) -> Kube:
+        """Another Kube on its own connections: for a thread, since one connection must never
+        be read by two threads at once."""
+        return Kube(Client(config=self.config))
 
     def request(
         self,
@@ -392,6 +401,7 @@ class Agent:
             stdout=subprocess.DEVNULL,
             stderr=self._stderr,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=die_with_parent,  # an interrupted run leaves no agent behind
         )
         self.port = eventually(self._port, deadline=30, what="the agent to serve /metrics")
 

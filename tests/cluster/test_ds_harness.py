@@ -169,12 +169,23 @@ class ServingRecorder:
 
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
+        # Watches end within their 5 s server timeout; no thread may outlive the test.
+        for thread in self._threads:
+            thread.join(timeout=30)
+        assert not any(t.is_alive() for t in self._threads), "a recorder watch did not stop"
 
     def _watch(self, kind: str, rv: str) -> None:
-        path = self.kube.path(kind, self.ns)
+        own = self.kube.separate()
+        try:
+            self._stream(own, kind, rv)
+        finally:
+            own.http.close()
+
+    def _stream(self, kube: Kube, kind: str, rv: str) -> None:
+        path = kube.path(kind, self.ns)
         while not self._stop.is_set():
             try:
-                with self.kube.http.stream(
+                with kube.http.stream(
                     "GET", path, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}
                 ) as response:
                     for line in response.iter_lines():

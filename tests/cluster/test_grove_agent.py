@@ -11,6 +11,7 @@ from test_agent_support import (
     Kube,
     component,
     condition,
+    events_for,
     eventually,
     running_agent,
 )
@@ -251,4 +252,12 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, c
             ),
             step=_step(kube, namespace, fake=fake),
             what="the PCS removed after the DS is ready",
+        )
+        eventually(
+            lambda: any(
+                "PodCliqueSet gd " in e["message"]
+                for e in events_for(kube, namespace, "gd", "StaleWorkloadDeleted")
+            ),
+            deadline=30,
+            what="StaleWorkloadDeleted for the PCS",
         )

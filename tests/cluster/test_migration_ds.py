@@ -112,8 +112,18 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 what="WorkloadPathway=True",
             )
             assert names(kube, DCD, namespace) == {f"{G}-frontend"}
+            eventually(
+                lambda: _stale_deleted(kube, namespace) >= {f"{G}-decode", f"{G}-prefill"},
+                deadline=30,
+                what="StaleWorkloadDeleted for both replaced DCDs",
+            )
         assert recorder.events > 0
         assert recorder.violations == []
+
+
+def _stale_deleted(kube: Kube, namespace: str) -> set[str]:
+    """Names in the StaleWorkloadDeleted events of the graph ("Deleted <Kind> <name> ...")."""
+    return {e["message"].split()[2] for e in events_for(kube, namespace, G, "StaleWorkloadDeleted")}
 
 
 def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
