@@ -53,19 +53,15 @@ class KubeApi:
         dry_run: bool,
         subresource: str = "",
     ) -> dict[str, Any]:
-        info = await self.resolve(ref)
-        params = {"fieldManager": manager}
-        if force:
-            params["force"] = "true"
-        if dry_run:
-            params["dryRun"] = "All"
-        response = await self.http.patch(
-            info.path(namespace=ref.namespace, name=ref.name, subresource=subresource),
-            params=params,
-            content=orjson.dumps(body),
-            headers={"Content-Type": APPLY_CONTENT_TYPE},
+        return await self.patch(
+            ref,
+            body,
+            content_type=APPLY_CONTENT_TYPE,
+            manager=manager,
+            force=force,
+            dry_run=dry_run,
+            subresource=subresource,
         )
-        return _json_or_raise(ref, response)
 
     async def patch(
         self,
@@ -74,12 +70,16 @@ class KubeApi:
         *,
         content_type: str,
         manager: str = "",
+        force: bool = False,
         dry_run: bool = False,
         subresource: str = "",
     ) -> dict[str, Any]:
-        """A non-apply patch (JSON or merge patch), for the few writes SSA cannot do."""
+        """A patch of any content type: server-side apply, or a JSON or merge patch for the
+        few writes SSA cannot do."""
         info = await self.resolve(ref)
         params = {"fieldManager": manager} if manager else {}
+        if force:
+            params["force"] = "true"
         if dry_run:
             params["dryRun"] = "All"
         response = await self.http.patch(
