@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from syncagent.api import crdgen
 from syncagent.cli.errors import UserError
 from syncagent.devcluster import build, ensure_binaries, versions
 from syncagent.devcluster.gomod import GoModuleError
@@ -24,7 +25,7 @@ _UP_DEADLINE = 300.0
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "dev-cluster",
-        help="start, stop or locate a local test control plane (etcd + kube-apiserver)",
+        help="start, stop or locate a local control plane with every CRD syncagent uses",
         description=(
             "A real etcd + kube-apiserver + kube-controller-manager (garbage collector and namespace "
             "controllers) on loopback, built from pinned Go modules and cached in "
@@ -77,7 +78,9 @@ def _up(args: argparse.Namespace) -> int:
     folder = _state_dir(args.name)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    crds = [f"--crd={p.resolve()}" for p in args.crd]
+    # Our own CRDs, generated from the models, so a plain `pip install` has them too.
+    ours = crdgen.write(folder / "crds")
+    crds = [f"--crd={p.resolve()}" for p in (*ours, *args.crd)]
     cmd = [
         sys.executable,
         "-m",

@@ -2,9 +2,10 @@
 
 Exit codes (every subcommand):
   0  success (``plan``: no changes)
-  1  error: bad input, unreachable cluster, a failed operation; one line on stderr says why
-  2  ``plan`` only: changes would be made
-Usage errors (unknown flags) exit 2, as argparse does.
+  1  error: bad input, a usage error, unreachable cluster, a failed operation; one line on
+     stderr says why
+  2  ``plan``, ``conflicts``, ``managers``: there are changes, conflicts or findings
+Usage errors exit 1, not argparse's 2, so that 2 keeps one meaning in scripts and CI.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from syncagent import __version__
 from syncagent.cli.errors import UserError
@@ -32,13 +34,21 @@ SUBCOMMANDS: tuple[str, ...] = (
 
 EPILOG = """exit codes:
   0  success (plan: no changes)
-  1  error; a one-line message on stderr names the object and what to do
-  2  plan: changes would be made; also a command-line usage error
+  1  error, including a command-line usage error; one line on stderr says what to do
+  2  plan: changes would be made; conflicts/managers: conflicts or findings
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on exit code 1 (2 means "changes" for ``plan``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="syncagent",
         description="Keep NVIDIA Dynamo inference graphs deployed through server-side apply.",
         epilog=EPILOG,

@@ -40,3 +40,9 @@ def test_dev_cluster_env_without_a_cluster_is_a_one_line_error(tmp_path) -> None
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("error: dev-cluster/absent: not running")
+
+
+def test_usage_errors_exit_1_so_2_only_means_changes() -> None:
+    proc = run("render", "-f", "-", "--no-such-flag")
+    assert proc.returncode == 1
+    assert "unrecognized arguments: --no-such-flag" in proc.stderr
