@@ -13,7 +13,12 @@ from syncagent.cli.errors import UserError
 from syncagent.inspect import blame
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
-from syncagent.inspect.session import InspectError, add_connection_arguments, run_async
+from syncagent.inspect.session import (
+    InspectError,
+    add_connection_arguments,
+    default_namespace,
+    run_async,
+)
 
 DESCRIPTION = """\
 Print an object as YAML with each line's field managers, their operation (Apply/Update, and the
@@ -80,7 +85,7 @@ def live(args: argparse.Namespace) -> dict[str, Any]:
 
     async def work(client: AsyncClient) -> dict[str, Any]:
         try:
-            return await read_target(client, kind, name, namespace=args.namespace or "default")
+            return await read_target(client, kind, name, namespace=default_namespace(args))
         except (UnknownKindError, ReadError) as err:
             raise InspectError(str(err)) from None
         except httpx2.HTTPStatusError as err:

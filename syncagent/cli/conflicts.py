@@ -11,7 +11,12 @@ from syncagent.cli.errors import UserError
 from syncagent.inspect import conflicts
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planner import PlanError, plan_live_graph
-from syncagent.inspect.session import InspectError, add_connection_arguments, run_async
+from syncagent.inspect.session import (
+    InspectError,
+    add_connection_arguments,
+    default_namespace,
+    run_async,
+)
 from syncagent.runtime import capabilities
 
 DESCRIPTION = """\
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         settings = capabilities.capability_overrides(args.capability)
     except ValueError as err:
         raise UserError(str(err)) from None
-    namespace = args.namespace or "default"
+    namespace = default_namespace(args)
     subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
 
     async def work(client: AsyncClient) -> list[conflicts.ConflictRow]:

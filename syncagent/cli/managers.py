@@ -12,7 +12,12 @@ from syncagent.inspect import managers
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import PlanError, read_store
-from syncagent.inspect.session import InspectError, add_connection_arguments, run_async
+from syncagent.inspect.session import (
+    InspectError,
+    add_connection_arguments,
+    default_namespace,
+    run_async,
+)
 
 DESCRIPTION = """\
 List the field managers on a graph and every object it owns (directly or through its
@@ -38,7 +43,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    namespace = args.namespace or "default"
+    namespace = default_namespace(args)
 
     async def work(client: AsyncClient) -> list[managers.ObjectReport]:
         try:

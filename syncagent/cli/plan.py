@@ -16,6 +16,7 @@ from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
     InspectError,
     add_connection_arguments,
+    default_namespace,
     open_client,
     run_async,
 )
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UserError(str(err)) from None
     docs = read_documents(args.filename)
-    namespace = args.namespace or "default"
+    namespace = default_namespace(args)
 
     async def work(client: AsyncClient) -> report.Plan:
         # The graph itself is applied by the user, not the agent: dry-run it without --as.

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
-from lightkube import AsyncClient
+from lightkube import AsyncClient, ConfigError, KubeConfig
 
 from syncagent.api import LoadError
 from syncagent.runtime.capabilities import CapabilityRequiredError
@@ -34,7 +34,10 @@ def add_connection_arguments(parser: argparse.ArgumentParser, *, impersonate: bo
     parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file")
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
     parser.add_argument(
-        "-n", "--namespace", metavar="NS", help="namespace (default: the manifest's, else default)"
+        "-n",
+        "--namespace",
+        metavar="NS",
+        help="namespace (default: the manifest's, else the kubeconfig context's, else default)",
     )
     if impersonate:
         parser.add_argument(
@@ -52,6 +55,17 @@ def add_connection_arguments(parser: argparse.ArgumentParser, *, impersonate: bo
             metavar="GROUP",
             help="impersonate this group too; repeatable",
         )
+
+
+def default_namespace(args: argparse.Namespace) -> str:
+    """``-n``, else the kubeconfig context's namespace, else ``default`` (kubectl's order)."""
+    if args.namespace:
+        return str(args.namespace)
+    try:
+        config = KubeConfig.from_file(args.kubeconfig) if args.kubeconfig else KubeConfig.from_env()
+        return config.get(context_name=args.context).namespace or "default"
+    except (ConfigError, OSError, KeyError):
+        return "default"  # opening the client reports the configuration problem
 
 
 def open_client(args: argparse.Namespace, *, impersonate: bool = True) -> AsyncClient:

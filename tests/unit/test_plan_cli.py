@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import socket
 from pathlib import Path
 
 import pytest
 
 from syncagent.cli.main import main
+from syncagent.inspect.session import default_namespace
 
 GRAPH = """\
 apiVersion: nvidia.com/v1beta1
@@ -119,3 +121,17 @@ def test_blame_saved_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.rstrip().endswith("a: b"))
     assert line.startswith("me ")
+
+
+def test_namespace_defaults_to_the_kubeconfig_context(tmp_path):
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: team\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: team, context: {cluster: c, user: u, namespace: team-a}}]\n"
+    )
+    args = argparse.Namespace(namespace=None, kubeconfig=str(config), context=None)
+    assert default_namespace(args) == "team-a"
+    args.namespace = "explicit"
+    assert default_namespace(args) == "explicit"
