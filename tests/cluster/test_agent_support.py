@@ -235,69 +235,62 @@ def simulate_ready(kube: Kube, ns: str) -> int:
     """Write a ready status on every Deployment and LeaderWorkerSet whose status is behind
     (there is no kubelet and no workload controller in this tier). Returns how many."""
     count = 0
-    for obj in kube.list("Deployment", ns):
-        meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
-        status = {
-            "observedGeneration": meta["generation"],
-            "replicas": replicas,
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-            "conditions": [
-                {
-                    "type": "Available",
-                    "status": "True",
-                    "reason": "MinimumReplicasAvailable",
-                    "message": "simulated",
-                    "lastUpdateTime": NOW,
-                    "lastTransitionTime": NOW,
-                }
-            ],
-        }
-        if (
-            obj.get("status", {}).get("observedGeneration") != meta["generation"]
-            or obj.get("status", {}).get("replicas") != replicas
-        ):
+    for kind, status_of, progress in (
+        ("Deployment", _deployment_ready, "replicas"),
+        ("LeaderWorkerSet", _lws_ready, "readyReplicas"),
+    ):
+        for obj in kube.list(kind, ns):
+            meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
+            live = obj.get("status", {})
+            if (
+                live.get("observedGeneration") == meta["generation"]
+                and live.get(progress) == replicas
+            ):
+                continue
+            status = status_of(meta["generation"], replicas)
             kube.merge(
-                "Deployment",
-                ns,
-                meta["name"],
-                {"status": status},
-                sub="status",
-                manager="test-kubelet",
-            )
-            count += 1
-    for obj in kube.list("LeaderWorkerSet", ns):
-        meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
-        status = {
-            "observedGeneration": meta["generation"],
-            "replicas": replicas,
-            "readyReplicas": replicas,
-            "updatedReplicas": replicas,
-            "conditions": [
-                {
-                    "type": "Available",
-                    "status": "True",
-                    "reason": "AllGroupsReady",
-                    "message": "simulated",
-                    "lastTransitionTime": NOW,
-                }
-            ],
-        }
-        if (
-            obj.get("status", {}).get("observedGeneration") != meta["generation"]
-            or obj.get("status", {}).get("readyReplicas") != replicas
-        ):
-            kube.merge(
-                "LeaderWorkerSet",
-                ns,
-                meta["name"],
-                {"status": status},
-                sub="status",
-                manager="test-kubelet",
+                kind, ns, meta["name"], {"status": status}, sub="status", manager="test-kubelet"
             )
             count += 1
     return count
+
+
+def _deployment_ready(generation: int, replicas: int) -> dict[str, Any]:
+    return {
+        "observedGeneration": generation,
+        "replicas": replicas,
+        "updatedReplicas": replicas,
+        "readyReplicas": replicas,
+        "availableReplicas": replicas,
+        "conditions": [
+            {
+                "type": "Available",
+                "status": "True",
+                "reason": "MinimumReplicasAvailable",
+                "message": "simulated",
+                "lastUpdateTime": NOW,
+                "lastTransitionTime": NOW,
+            }
+        ],
+    }
+
+
+def _lws_ready(generation: int, replicas: int) -> dict[str, Any]:
+    return {
+        "observedGeneration": generation,
+        "replicas": replicas,
+        "readyReplicas": replicas,
+        "updatedReplicas": replicas,
+        "conditions": [
+            {
+                "type": "Available",
+                "status": "True",
+                "reason": "AllGroupsReady",
+                "message": "simulated",
+                "lastTransitionTime": NOW,
+            }
+        ],
+    }
 
 
 def events_for(kube: Kube, ns: str, name: str, reason: str) -> list[dict[str, Any]]:
