@@ -26,6 +26,7 @@ from syncagent.ssa import (
     adoption_blockers,
     apply_controlled,
     controller_of,
+    ref_of,
     set_controller,
 )
 from syncagent.ssa.takeover import needs_takeover, take_over
@@ -127,9 +128,7 @@ class Writer:
         if live is None or not needs_takeover(live, policy=POLICY):
             return live
         result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
-        meta = live.get("metadata") or {}
-        subject = f"{live.get('kind')}/{meta.get('namespace')}/{meta.get('name')}"
-        log.info("took over field ownership", extra={"object": subject})
+        log.info("took over field ownership", extra={"object": ref_of(live).subject})
         return result.object
 
     async def set_controller(
