@@ -1,9 +1,9 @@
 """Build the control-plane binaries from pinned Go modules, cached outside the repo by version.
 
-``kube-apiserver`` and ``kube-controller-manager`` come from ``k8s.io/kubernetes`` (its staging
-modules pinned to the matching ``v0.X.Y`` tags), ``etcd`` from ``go.etcd.io/etcd/server/v3``.
-``KUBEBUILDER_ASSETS``, when set, names a folder that already holds all three (the envtest
-convention) and nothing is built.
+``kube-apiserver``, ``kube-controller-manager``, ``kube-scheduler`` and ``kubectl`` come from
+``k8s.io/kubernetes`` (its staging modules pinned to the matching ``v0.X.Y`` tags), ``etcd`` from
+``go.etcd.io/etcd/server/v3``. ``KUBEBUILDER_ASSETS``, when set, names a folder (the envtest
+convention) whose binaries are used as they are; only what it lacks is built into the cache.
 """
 
 from __future__ import annotations
@@ -13,13 +13,21 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from syncagent.devcluster import versions
 from syncagent.devcluster.gomod import GoModuleError, go_binary, module_dir
 
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
+# Every binary and the Go package it is built from; all but etcd come from k8s.io/kubernetes.
+PACKAGES: dict[str, str] = {
+    "etcd": versions.ETCD_MODULE,
+    "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+    "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+    "kubectl": "k8s.io/kubernetes/cmd/kubectl",
+}
+BINARIES = tuple(PACKAGES)
 _STAGING_REPLACE = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", re.MULTILINE)
 
 
@@ -28,21 +36,18 @@ class Binaries:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+    kube_scheduler: Path
+    kubectl: Path
 
     @classmethod
     def in_dir(cls, folder: Path) -> Binaries:
-        return cls(
-            etcd=folder / "etcd",
-            kube_apiserver=folder / "kube-apiserver",
-            kube_controller_manager=folder / "kube-controller-manager",
-        )
+        return cls(*(folder / name for name in BINARIES))
+
+    def paths(self) -> dict[str, Path]:
+        return {name: getattr(self, f.name) for name, f in zip(BINARIES, fields(self), strict=True)}
 
     def missing(self) -> list[Path]:
-        return [
-            p
-            for p in (self.etcd, self.kube_apiserver, self.kube_controller_manager)
-            if not os.access(p, os.X_OK)
-        ]
+        return [p for p in self.paths().values() if not os.access(p, os.X_OK)]
 
 
 def cache_root() -> Path:
@@ -60,43 +65,41 @@ def bin_dir() -> Path:
 
 
 def ensure_binaries(*, log: bool = True) -> Binaries:
-    """Return the three binaries, building the ones the cache lacks."""
-    assets = os.environ.get("KUBEBUILDER_ASSETS")
-    if assets:
-        found = Binaries.in_dir(Path(assets))
-        if found.missing():
-            raise GoModuleError(
-                f"KUBEBUILDER_ASSETS={assets}: missing {', '.join(map(str, found.missing()))}; "
-                "unset it to build the pinned binaries instead"
-            )
-        return found
+    """Return every binary, building the ones neither ``KUBEBUILDER_ASSETS`` nor the cache has."""
     target = bin_dir()
-    wanted = Binaries.in_dir(target)
-    if not wanted.missing():
-        return wanted
+    cached = Binaries.in_dir(target)
+    assets = os.environ.get("KUBEBUILDER_ASSETS")
+    chosen = _prefer(Binaries.in_dir(Path(assets)), cached) if assets else cached
+    if not chosen.missing():
+        return chosen
     target.mkdir(parents=True, exist_ok=True)
     # Several test processes may start at once; one builds, the others wait and reuse.
     with (target.parent / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        _build_missing(wanted, target, log=log)
-    if wanted.missing():
-        raise GoModuleError(f"build finished but {wanted.missing()} are missing")
-    return wanted
+        _build_missing(
+            [name for name, p in chosen.paths().items() if p in chosen.missing()], target, log=log
+        )
+    if chosen.missing():
+        raise GoModuleError(f"build finished but {chosen.missing()} are missing")
+    return chosen
 
 
-def _build_missing(wanted: Binaries, target: Path, *, log: bool) -> None:
-    if not os.access(wanted.etcd, os.X_OK):
-        _build(_etcd_module(), {"etcd": versions.ETCD_MODULE}, target, "etcd", log=log)
-    if not (
-        os.access(wanted.kube_apiserver, os.X_OK)
-        and os.access(wanted.kube_controller_manager, os.X_OK)
-    ):
+def _prefer(given: Binaries, fallback: Binaries) -> Binaries:
+    """Each binary from ``given`` when it is there, else from ``fallback``."""
+    paths = [
+        p if os.access(p, os.X_OK) else fallback.paths()[name] for name, p in given.paths().items()
+    ]
+    return Binaries(*paths)
+
+
+def _build_missing(names: list[str], target: Path, *, log: bool) -> None:
+    if "etcd" in names:
+        _build(_etcd_module(), {"etcd": PACKAGES["etcd"]}, target, "etcd", log=log)
+    kube = {n: PACKAGES[n] for n in names if n != "etcd"}
+    if kube:
         _build(
             _kubernetes_module(),
-            {
-                "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
-                "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
-            },
+            kube,
             target,
             "kubernetes",
             ldflags=_kube_version_ldflags(),

@@ -60,12 +60,22 @@ def test_kubebuilder_assets_are_used_as_they_are(
     assert build.ensure_binaries() == build.Binaries.in_dir(tmp_path)
 
 
-def test_incomplete_kubebuilder_assets_are_refused(
+def test_kubebuilder_assets_lacking_a_binary_take_it_from_the_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
-    with pytest.raises(build.GoModuleError, match="KUBEBUILDER_ASSETS"):
-        build.ensure_binaries()
+    # envtest's asset folders hold etcd, kube-apiserver and kubectl; the rest come from the cache.
+    assets, cache = tmp_path / "assets", tmp_path / "cache"
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(assets))
+    monkeypatch.setenv("SYNCAGENT_CACHE", str(cache))
+    envtest = {"etcd", "kube-apiserver", "kubectl"}
+    for folder, names in ((assets, envtest), (build.bin_dir(), set(build.BINARIES) - envtest)):
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text("#!/bin/sh\n")
+            (folder / name).chmod(0o755)
+    found = build.ensure_binaries().paths()
+    assert {n for n, p in found.items() if p.parent == assets} == envtest
+    assert found["kube-scheduler"] == build.bin_dir() / "kube-scheduler"
 
 
 def test_version_ldflags_stamp_the_pinned_release() -> None:
