@@ -18,6 +18,7 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent import status
+from syncagent.api import is_multinode_component
 from syncagent.programs import ds_readiness, migration, readiness, service_cutover
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
@@ -451,7 +452,7 @@ class DisaggregatedSetProgram:
 
 
 def _zero_status(ctx: GraphContext, component: Mapping[str, Any], runtime: str) -> dict[str, Any]:
-    multinode = int((component.get("multinode") or {}).get("nodeCount", 1)) > 1
+    multinode = is_multinode_component(component)
     base = f"{ctx.name}-{str(component['name']).lower()}"
     return {
         "componentKind": "LeaderWorkerSet" if multinode else "Deployment",

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent import status
+from syncagent.api import is_multinode_component
 from syncagent.programs import grove_scale, migration, service_cutover
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
@@ -156,7 +157,7 @@ class GroveProgram:
         out = []
         for component in components:
             spec = sources[component["name"]].body["spec"]
-            multinode = int((spec.get("multinode") or {}).get("nodeCount", 1)) > 1
+            multinode = is_multinode_component(spec)
             kind = "PodCliqueScalingGroup" if multinode else "PodClique"
             name = child_name(pcs, str(component["name"]))
             desired = 1 if spec.get("replicas") is None else int(spec["replicas"])

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
 from syncagent.render.component import render_component
 from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
@@ -81,13 +82,7 @@ def child_name(ds: str, revision: str, role: str, *, slice_index: int | None = N
 
 def selected_components(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Candidates of §1: multinode (nodeCount > 1) worker-type components, in spec order."""
-    return [
-        c
-        for c in components
-        if c.get("type") in WORKER_TYPES
-        and c.get("multinode") is not None
-        and int((c.get("multinode") or {}).get("nodeCount", 2)) > 1
-    ]
+    return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 
 def desired_replicas(component: Mapping[str, Any]) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fieldmanagers import grove as grove_manager
+from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
 from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
 from syncagent.render.deployment import deployment
@@ -41,16 +42,12 @@ def fnv32a(value: str) -> int:
     return h
 
 
-def _multinode(component: Mapping[str, Any]) -> bool:
-    return int((component.get("multinode") or {}).get("nodeCount", 1)) > 1
-
-
 def pcs_name(graph_name: str, components: Sequence[Mapping[str, Any]]) -> str:
     """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
 
     def budget_of(c: Mapping[str, Any]) -> int:
         base = len(str(c["name"]).lower())
-        return base + base + len("-ldr") if _multinode(c) else base
+        return base + base + len("-ldr") if is_multinode_component(c) else base
 
     budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
@@ -68,7 +65,7 @@ def clique_names(components: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     for c in components:
         base = str(c["name"]).lower()
-        out += [f"{base}-ldr", f"{base}-wkr"] if _multinode(c) else [base]
+        out += [f"{base}-ldr", f"{base}-wkr"] if is_multinode_component(c) else [base]
     return out
 
 
@@ -169,7 +166,7 @@ def render_pod_clique_set(
         ),
         "",
     )
-    explicit = backend in _EXPLICIT_AFTER and any(_multinode(c) for c in components)
+    explicit = backend in _EXPLICIT_AFTER and any(is_multinode_component(c) for c in components)
     echo = dict(live_replicas or {})
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.api.component import node_count_of
 from syncagent.render import labels as L
 from syncagent.render.naming import dynamo_namespace
 
@@ -76,10 +77,7 @@ class ComponentSource:
 
     @property
     def node_count(self) -> int:
-        multinode = self.spec.get("multinode")
-        if multinode is None:
-            return 1
-        return int(multinode.get("nodeCount", 2))
+        return node_count_of(self.spec)
 
     @property
     def multinode(self) -> bool:
