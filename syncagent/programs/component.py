@@ -14,7 +14,7 @@ from typing import Any
 
 from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import readiness, removal
+from syncagent.programs import readiness, removal, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart
@@ -107,6 +107,13 @@ class ComponentProgram:
         graph_live = _graph_live(live, restarting=plan.annotate)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._apply_identity(ctx, dcds, env)
+        await waitleader.sync(
+            ctx.writer,
+            ctx.store,
+            owner=ctx.graph,
+            parent=ctx.name,
+            wanted=any(is_multinode_component(c) for c in components),
+        )
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
         resources = [(n, readiness.dcd_readiness(obj)) for n, obj in latest.items()]
         stale = await self._remove_stale(ctx, live, rendered_names, latest)

@@ -14,7 +14,7 @@ from typing import Any
 
 from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import grove_scale, migration, service_cutover
+from syncagent.programs import grove_scale, migration, service_cutover, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
@@ -112,6 +112,13 @@ class GroveProgram:
                 await grove_scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
+        await waitleader.sync(
+            ctx.writer,
+            ctx.store,
+            owner=ctx.graph,
+            parent=ctx.name,
+            wanted=any(is_multinode_component(c) for c in components),
+        )
         ready_state = pcs_readiness(pcs, children)
         await self._services(ctx, dcds, env, switch=ready_state.ready)
         result = status.result_of(

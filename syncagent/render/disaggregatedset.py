@@ -18,10 +18,9 @@ import orjson
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
-from syncagent.render.component import render_component
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
-from syncagent.render.identity import discovery_identity
-from syncagent.render.inputs import WORKER_TYPES, Environment, discovery_on
+from syncagent.render.component import graph_shared_objects, render_component
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
+from syncagent.render.inputs import WORKER_TYPES, Environment
 from syncagent.render.lws import leader_worker_set, leader_worker_templates, network_config
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import normalize, trunc, trunc_with_hash
@@ -119,8 +118,7 @@ def render_disaggregated_set(
     selected = selected_components(list(spec.get("components") or []))
     roles = role_names(selected)
     sources = {
-        dcd.body["spec"]["name"]: source_of(dcd, graph=meta["name"])
-        for dcd in generate_dcds(graph, live=live, env=env)
+        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
     rendered_roles = []
     for component in selected:
@@ -227,13 +225,10 @@ def render_ds_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rende
     """
     out = render_disaggregated_set(graph, env=env)
     ds = with_template_hash(out.rendered, template_hash(out.rendered.body["spec"]["roles"]))
-    name = graph["metadata"]["name"]
     owner = graph_owner(graph)
     dcds = generate_dcds(graph, env=env)
-    sources = [source_of(d, graph=name) for d in dcds]
-    objects: list[Rendered] = []
-    if any(discovery_on(s, env) for s in sources):
-        objects += discovery_identity(name, namespace=sources[0].namespace, owner=owner)
+    sources = graph_sources(graph, dcds)
+    objects = graph_shared_objects(graph, sources, env=env)
     objects.append(ds)
     models: dict[str, Rendered] = {}
     for dcd, source in zip(dcds, sources, strict=True):

@@ -12,9 +12,9 @@ from typing import Any
 from fieldmanagers import grove as grove_manager
 from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
+from syncagent.render.component import graph_shared_objects
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
 from syncagent.render.deployment import deployment
-from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, build
@@ -155,8 +155,7 @@ def render_pod_clique_set(
     components = list(spec.get("components") or [])
     name = pcs_name(meta["name"], components)
     sources = {
-        d.body["spec"]["name"]: source_of(d, graph=meta["name"])
-        for d in generate_dcds(graph, live=live, env=env)
+        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
     backend = next(
         (
@@ -241,13 +240,11 @@ def render_pod_clique_set(
 
 def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
-    identity, the PCS, component Services (DCD-form selector) and model Services."""
-    name = graph["metadata"]["name"]
+    identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
+    and model Services."""
     owner = graph_owner(graph)
-    sources = [source_of(d, graph=name) for d in generate_dcds(graph, env=env)]
-    objects: list[Rendered] = []
-    if any(discovery_on(s, env) for s in sources):
-        objects += discovery_identity(name, namespace=sources[0].namespace, owner=owner)
+    sources = graph_sources(graph, generate_dcds(graph, env=env))
+    objects = graph_shared_objects(graph, sources, env=env)
     objects.append(render_pod_clique_set(graph, env=env))
     models: dict[str, Rendered] = {}
     for source in sources:

@@ -53,6 +53,9 @@ class ComponentSource:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     parent_graph: str | None = None
+    # The graph's nvidia.com/dynamo-operator-origin-version: never written into the DCD
+    # (rendering.md §1), read by the vLLM multinode launch (docs/multinode.md).
+    origin_version: str | None = None
 
     @property
     def parent(self) -> str:
