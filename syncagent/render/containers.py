@@ -85,8 +85,6 @@ class DefaultsInput:
     parent: str
     namespace: str
     discovery_backend: str
-    probes: bool  # role main or leader
-    vllm_grove: bool  # a vLLM worker on the Grove pathway
 
 
 def main_defaults(inp: DefaultsInput) -> MainDefaults:
@@ -115,13 +113,12 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
         )
     if inp.component_type in ("worker", "prefill", "decode"):
         env += [{"name": k, "value": v} for k, v in WORKER_ENV.items()]
-        if inp.vllm_grove:
-            env.append(_field_env("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
+        # Every role gets the probes; a backend's multinode launch then changes the worker's.
         return MainDefaults(
             command=("/bin/sh", "-c"),
             env=tuple(env),
             ports=(_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)),
-            probes=tuple(WORKER_PROBES.items()) if inp.probes else (),
+            probes=tuple(WORKER_PROBES.items()),
         )
     return MainDefaults(command=("/bin/sh", "-c"), env=tuple(env))
 

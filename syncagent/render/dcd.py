@@ -237,7 +237,9 @@ def _main(component: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((c for c in containers if c.get("name") == MAIN), None)
 
 
-def source_of(dcd: Rendered, *, graph: str | None) -> ComponentSource:
+def source_of(
+    dcd: Rendered, *, graph: str | None, origin_version: str | None = None
+) -> ComponentSource:
     """The workload renderer's view of a DCD this module rendered."""
     meta = dcd.body["metadata"]
     return ComponentSource(
@@ -247,7 +249,36 @@ def source_of(dcd: Rendered, *, graph: str | None) -> ComponentSource:
         labels=meta.get("labels") or {},
         annotations=meta.get("annotations") or {},
         parent_graph=graph,
+        origin_version=origin_version,
     )
+
+
+def origin_version(graph: Mapping[str, Any], component: str) -> str | None:
+    """The operator origin version the pods of ``component`` launch by (docs/multinode.md).
+
+    Upstream copies it into each component's pod template: the component's own value first,
+    then the graph's metadata annotation, then ``spec.annotations`` (lowest). We never write
+    it into DCDs (rendering.md §1), so the renderer reads it here instead.
+    """
+    graph_spec = graph.get("spec") or {}
+    entry = next((c for c in graph_spec.get("components") or [] if c.get("name") == component), {})
+    for values in (
+        ((entry.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {},
+        (graph.get("metadata") or {}).get("annotations") or {},
+        graph_spec.get("annotations") or {},
+    ):
+        if L.ORIGIN_VERSION in values:
+            return str(values[L.ORIGIN_VERSION])
+    return None
+
+
+def graph_sources(graph: Mapping[str, Any], dcds: Sequence[Rendered]) -> list[ComponentSource]:
+    """The workload renderer's view of the DCDs generated for ``graph``, in the same order."""
+    name = graph["metadata"]["name"]
+    return [
+        source_of(d, graph=name, origin_version=origin_version(graph, d.body["spec"]["name"]))
+        for d in dcds
+    ]
 
 
 def source_for_component(
@@ -262,9 +293,9 @@ def source_for_component(
     The DisaggregatedSet pathway renders its roles from this, so its leader/worker templates
     equal those of the DCD's LeaderWorkerSet for the same component.
     """
-    for dcd in generate_dcds(graph, live=live, env=env):
-        if dcd.body["spec"]["name"] == name:
-            return source_of(dcd, graph=graph["metadata"]["name"])
+    for source in graph_sources(graph, generate_dcds(graph, live=live, env=env)):
+        if source.spec["name"] == name:
+            return source
     raise KeyError(f"component {name!r} is not in the graph")
 
 
