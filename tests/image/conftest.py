@@ -20,7 +20,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         tier_of(item.nodeid) == "image" for item in session.items
     ):
         return
-    built = build_image(REPO / "dist")
+    built = build_image(REPO / "dist", "--rootfs")
     session.config.stash[_BUILT] = built
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:

@@ -23,10 +23,10 @@ class Built:
     seconds: float
 
 
-def build_image(output: Path) -> Built:
+def build_image(output: Path, *flags: str) -> Built:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(BUILD), "--output", str(output)],
+        [sys.executable, str(BUILD), "--output", str(output), *flags],
         capture_output=True,
         text=True,
         check=False,

@@ -89,3 +89,26 @@ def test_same_inputs_build_the_same_digest(built: Built, tmp_path: Path) -> None
     again = build_image(tmp_path)
     assert again.digest == built.digest
     assert again.archive.read_bytes() == built.archive.read_bytes()
+
+
+def test_containerfile_builds_the_same_config_with_buildah(
+    built: Built, config: dict, tmp_path: Path
+) -> None:
+    # Buildah with the vfs driver needs neither a daemon nor a registry (FROM scratch).
+    storage = ("--root", str(tmp_path / "root"), "--runroot", str(tmp_path / "run"))
+    storage += ("--storage-driver", "vfs")
+    context = built.archive.parent / "rootfs"
+    image = run_tool(
+        "buildah", *storage, "build", "--quiet", "--isolation", "chroot",
+        "-f", str(REPO / "packaging" / "Containerfile"), str(context),
+    ).strip().splitlines()[-1]  # fmt: skip
+    inspected = json.loads(run_tool("buildah", *storage, "inspect", "--type", "image", image))
+    theirs, ours = inspected["OCIv1"]["config"], config["config"]
+    for key in ("Entrypoint", "User", "Env", "WorkingDir"):
+        assert theirs.get(key) == ours.get(key), key
+    labels = {k: v for k, v in theirs["Labels"].items() if not k.startswith("io.buildah.")}
+    assert labels.items() <= ours["Labels"].items()
+    assert set(ours["Labels"]) - set(labels) == {
+        "org.opencontainers.image.created",
+        "org.opencontainers.image.revision",
+    }

@@ -50,6 +50,9 @@ def release(
             release_ns,
             "crds.install=false",  # the test control plane has them already
             f"watchNamespaces={{{namespace}}}",
+            # The test server serves Grove's CRDs but runs no Grove operator: the Component
+            # pathway, whose workloads the test can make ready.
+            "capabilities.grove=false",
             f"metrics.port={metrics}",
             f"health.port={health}",
         )
@@ -95,7 +98,10 @@ def test_entrypoint_converges_a_graph_with_the_chart_service_account(
             simulate_ready(kube, namespace)
             return ready_reason(kube, namespace, "demo") == "all_resources_are_ready"
 
-        eventually(converged, deadline=DEADLINE, what="the graph to become Ready")
+        try:
+            eventually(converged, deadline=DEADLINE, what="the graph to become Ready")
+        except AssertionError as err:
+            raise AssertionError(f"{err}\nagent log:\n{agent.logs()[-6000:]}") from None
         lease = client.get(Lease, "syncagent", namespace=release)
         assert (lease.spec.holderIdentity or "").startswith(f"{POD_NAME}_")
     finally:
