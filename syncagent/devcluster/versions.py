@@ -35,9 +35,10 @@ MMDEBSTRAP = "1.3.5-7"
 IMAGE_DEBIAN_SUITE = "bookworm"
 IMAGE_DEBIAN_PACKAGES = ("python3.11-minimal", "libpython3.11-stdlib")
 # Debian packages (of IMAGE_DEBIAN_SUITE) that .ci/run installs with apt for the image tier:
-# the build's mmdebstrap, and the tools the tests read and rebuild the image with.
+# the build's mmdebstrap, and the tools the tests read, rebuild and import the image with.
 IMAGE_APT_PACKAGES = {
     "mmdebstrap": MMDEBSTRAP,
     "skopeo": "1.9.3+ds1-1+b10",
     "buildah": "1.28.2+ds1-3+deb12u1+b3",
+    "containerd": "1.6.20~ds1-1+deb12u3",
 }
