@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from syncagent.devcluster import build, versions
+
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
@@ -56,8 +58,7 @@ def unpack(archive: Path, tag: str, into: Path) -> Bundle:
 
 
 def umoci() -> str:
-    from syncagent.devcluster import build, versions
-
+    """The umoci ``packaging/build-image`` built (it has run by the time a test asks)."""
     return str(build.cache_root() / "bin" / f"umoci-{versions.UMOCI}" / "umoci")
 
 

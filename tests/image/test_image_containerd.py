@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from image_support import Built
+from test_agent_support import eventually
 
 import syncagent
 from syncagent.devcluster.procs import spawn, stop
@@ -58,8 +59,6 @@ def ctr(tmp_path: Path) -> Iterator[Ctr]:
 
 
 def _wait_until_serving(client: Ctr, daemon: subprocess.Popen[bytes], *, log: Path) -> None:
-    from test_agent_support import eventually
-
     def serving() -> bool:
         assert daemon.poll() is None, f"containerd exited:\n{log.read_text()[-3000:]}"
         return client("version").returncode == 0
