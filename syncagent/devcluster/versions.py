@@ -23,3 +23,22 @@ HELM_MODULE = "helm.sh/helm/v3"
 def staging_version(kubernetes: str = KUBERNETES) -> str:
     """``k8s.io/api`` and the other staging modules are tagged v0.X.Y for Kubernetes v1.X.Y."""
     return "v0." + kubernetes.removeprefix("v1.")
+
+
+# The container image (packaging/build-image). umoci assembles the OCI image layout; mmdebstrap,
+# a Debian package that .ci/run installs with apt, builds the root filesystem from Debian's
+# packages of IMAGE_DEBIAN_SUITE. Python dependencies are pinned with hashes in
+# packaging/requirements.lock, the installer and build backend in packaging/tools.lock.
+UMOCI = "v0.6.0"
+UMOCI_MODULE = "github.com/opencontainers/umoci"
+MMDEBSTRAP = "1.3.5-7"
+IMAGE_DEBIAN_SUITE = "bookworm"
+IMAGE_DEBIAN_PACKAGES = ("python3.11-minimal", "libpython3.11-stdlib")
+# Debian packages (of IMAGE_DEBIAN_SUITE) that .ci/run installs with apt for the image tier:
+# the build's mmdebstrap, and the tools the tests read, rebuild and import the image with.
+IMAGE_APT_PACKAGES = {
+    "mmdebstrap": MMDEBSTRAP,
+    "skopeo": "1.9.3+ds1-1+b10",
+    "buildah": "1.28.2+ds1-3+deb12u1+b3",
+    "containerd": "1.6.20~ds1-1+deb12u3",
+}
