@@ -31,14 +31,13 @@ def staging_version(kubernetes: str = KUBERNETES) -> str:
 # packaging/requirements.lock, the installer and build backend in packaging/tools.lock.
 UMOCI = "v0.6.0"
 UMOCI_MODULE = "github.com/opencontainers/umoci"
+# The image's bytes depend on the root-filesystem builder, so build-image checks this version.
 MMDEBSTRAP = "1.3.5-7"
 IMAGE_DEBIAN_SUITE = "bookworm"
 IMAGE_DEBIAN_PACKAGES = ("python3.11-minimal", "libpython3.11-stdlib")
-# Debian packages (of IMAGE_DEBIAN_SUITE) that .ci/run installs with apt for the image tier:
-# the build's mmdebstrap, and the tools the tests read, rebuild and import the image with.
-IMAGE_APT_PACKAGES = {
-    "mmdebstrap": MMDEBSTRAP,
-    "skopeo": "1.9.3+ds1-1+b10",
-    "buildah": "1.28.2+ds1-3+deb12u1+b3",
-    "containerd": "1.6.20~ds1-1+deb12u3",
-}
+# Debian packages that .ci/run installs with apt for the image tier: the build's mmdebstrap, and
+# the tools the tests read, rebuild and import the image with. They are taken by name from the
+# machine's Debian release: a suite keeps only its newest point release, so an exact version pin
+# would break CI at the next security update. The image's own packages are pinned by suite and
+# by the cached .deb files (packaging/README.md).
+IMAGE_APT_PACKAGES = ("mmdebstrap", "skopeo", "buildah", "containerd")
