@@ -26,7 +26,7 @@ from syncagent.render import (
     source_of,
     source_of_object,
 )
-from syncagent.render.grove import render_pod_clique_set
+from syncagent.render.grove import render_grove_graph
 from syncagent.render.podtemplate import volumes_for_mounts
 
 SHM_VOLUME = {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}
@@ -357,7 +357,11 @@ def _grove_graph() -> dict:
 
 
 def test_grove_multinode_worker_without_args_renders():
-    body = render_pod_clique_set(_grove_graph(), env=Environment()).body
+    objects = render_grove_graph(_grove_graph(), env=Environment())
+    services = sorted(o.name for o in objects if o.kind == "Service")
+    assert services == ["grove-manifest-decode", "grove-manifest-frontend"]
+    (pcs,) = [o for o in objects if o.kind == "PodCliqueSet"]
+    body = pcs.body
     cliques = {c["name"]: c for c in body["spec"]["template"]["cliques"]}
     for name in ("decode-ldr", "decode-wkr"):
         main = main_of({"spec": cliques[name]["spec"]["podSpec"]})
