@@ -44,15 +44,19 @@ def read(name):
         return f.read().strip()
 
 
-def leader_pod_is_healthy(ip):
-    \"\"\"(healthy, reason): the pod owning ip is Running and has no deletionTimestamp.\"\"\"
+def pods_with_ip(ip):
     url = API.format(namespace=read("namespace")) + "?fieldSelector=status.podIP=" + ip
     request = urllib.request.Request(url, headers={"Authorization": "Bearer " + read("token")})
     context = ssl.create_default_context(cafile=os.path.join(ACCOUNT, "ca.crt"))
+    with urllib.request.urlopen(request, context=context, timeout=5) as response:
+        return json.load(response).get("items") or []
+
+
+def leader_pod_is_healthy(ip):
+    \"\"\"(healthy, reason): the pod owning ip is Running and has no deletionTimestamp.\"\"\"
     try:
-        with urllib.request.urlopen(request, context=context, timeout=5) as response:
-            pods = json.load(response).get("items") or []
-    except Exception as err:  # no RBAC, no API: the TCP check alone decides
+        pods = pods_with_ip(ip)
+    except Exception as err:  # no token, no RBAC, no API: the TCP check alone decides
         return True, "API server unavailable (%s), checking TCP only" % err
     if not pods:
         return False, "no pod has IP " + ip
