@@ -14,6 +14,7 @@ from fieldmanagers import (
     identity,
     ownership,
     services,
+    waitleader,
     workloads,
 )
 from fieldmanagers.contract import FieldManager
@@ -29,6 +30,7 @@ ALL: tuple[FieldManager, ...] = (
     services.MANAGER,
     ownership.MANAGER,
     identity.MANAGER,
+    waitleader.MANAGER,
     grove_scale.MANAGER,
     graph_status.MANAGER,
     component_status.MANAGER,

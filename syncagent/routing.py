@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from syncagent.api import is_multinode_component
 from syncagent.runtime.capabilities import Capabilities
 
 ENABLE_GROVE = "nvidia.com/enable-grove"
@@ -126,13 +127,7 @@ MAX_ROLES = 10
 
 def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Multinode worker-type components in spec order (disaggregatedset.md §1)."""
-    return [
-        c
-        for c in components
-        if c.get("type") in WORKER_TYPES
-        and c.get("multinode") is not None
-        and int(c["multinode"].get("nodeCount", 2)) > 1
-    ]
+    return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 
 def ds_ineligibility(components: Sequence[Mapping[str, Any]], caps: Capabilities) -> str:

@@ -28,6 +28,8 @@ Public names:
                           .pod_metadata, .containers(), .main_container(), .sidecars();
                           extras (frontendSidecar, providerOverride, ...) in .model_extra
   Multinode               node_count: int (default 2)
+  node_count_of(c), is_multinode_component(c)  the same two answers for a wire-form component
+                          dict (DGD entry or DCD spec): the one rule every module uses
   ModelRef                name: str, revision: str|None
   ComponentExperimental   checkpoint: CheckpointConfig|None
   CheckpointConfig        enabled: bool, checkpoint_ref: str|None,
@@ -98,6 +100,8 @@ from syncagent.api.component import (
     DynamoComponentDeploymentStatus,
     ModelRef,
     Multinode,
+    is_multinode_component,
+    node_count_of,
 )
 from syncagent.api.graph import (
     DGD_KIND,
@@ -177,9 +181,11 @@ __all__ = [
     "component_resource_name",
     "dynamo_namespace",
     "find_condition",
+    "is_multinode_component",
     "load_documents",
     "load_graphs",
     "load_objects",
+    "node_count_of",
     "normalize_name",
     "parse_object",
     "problems_message",

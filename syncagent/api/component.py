@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -156,6 +157,22 @@ class ComponentFields(KubeModel):
 
     def sidecars(self) -> list[dict[str, Any]]:
         return [c for c in self.containers() if c.get("name") != MAIN_CONTAINER]
+
+
+def node_count_of(component: Mapping[str, Any]) -> int:
+    """:attr:`ComponentFields.node_count` of a wire-form component (DGD entry or DCD ``spec``).
+
+    Only ``multinode`` is read, through the model, so every caller shares its default
+    (``nodeCount`` 2 when ``multinode`` is present without it) and its rule (> 1 = multinode).
+    """
+    raw = component.get("multinode")
+    multinode = None if raw is None else Multinode.model_validate(raw)
+    return ComponentFields(multinode=multinode).node_count
+
+
+def is_multinode_component(component: Mapping[str, Any]) -> bool:
+    """:attr:`ComponentFields.is_multinode` of a wire-form component."""
+    return node_count_of(component) > 1
 
 
 class Component(ComponentFields):

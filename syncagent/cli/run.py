@@ -46,7 +46,7 @@ from syncagent.ssa import Engine
 DESCRIPTION = """\
 Run the agent: watch DynamoGraphDeployments and DynamoComponentDeployments and keep their
 workloads (DynamoComponentDeployments, Deployments, LeaderWorkerSets, Services, discovery
-ServiceAccounts/Roles/RoleBindings) applied through server-side apply. Logs are JSON lines on
+ServiceAccounts/Roles/RoleBindings, wait-for-leader ConfigMaps) applied through server-side apply. Logs are JSON lines on
 stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
 
 DGD_KIND = "DynamoGraphDeployment"
@@ -55,6 +55,8 @@ COMPONENT_LABEL = "nvidia.com/dynamo-component"
 MODEL_HASH_LABEL = "nvidia.com/dynamo-base-model-hash"
 IDENTITY_SELECTOR = "app.kubernetes.io/managed-by=dynamo-operator"
 COMPONENT_POD_SELECTOR = "nvidia.com/dynamo-component-pod=true"
+# Our wait-for-leader ConfigMaps carry the graph (or standalone DCD) name (render/multinode).
+WAIT_LEADER_SELECTOR = "nvidia.com/dynamo-graph-deployment-name"
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 
@@ -297,6 +299,7 @@ def wire(manager: Manager, client: Any, args: argparse.Namespace) -> Reconcilers
         "rolebindings",
         label_selector=IDENTITY_SELECTOR,
     )
+    wait_leader = watch("ConfigMap", "", "v1", "configmaps", label_selector=WAIT_LEADER_SELECTOR)
     namespace_facts = watch(
         "Secret", "", "v1", "secrets", field_selector="type=kubernetes.io/dockerconfigjson"
     )
@@ -347,6 +350,7 @@ def wire(manager: Manager, client: Any, args: argparse.Namespace) -> Reconcilers
         services=services,
         models=models,
         identity=identity,
+        wait_leader=wait_leader,
         namespace_facts=namespace_facts,
         checkpoints=checkpoints,
     )
@@ -372,6 +376,8 @@ def _connect(
         ("models", dgd_queue, owner_keys(DGD_KIND, api_group="nvidia.com")),
         ("identity", dgd_queue, graph_owner),
         ("identity", dcd_queue, component_owner),
+        ("wait_leader", dgd_queue, graph_owner),
+        ("wait_leader", dcd_queue, component_owner),
     ]
     for name, queue, key_func in plan:
         for cache in caches[name]:

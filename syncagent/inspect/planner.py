@@ -54,6 +54,7 @@ STORE_KINDS: tuple[tuple[str, str], ...] = (
     ("rbac.authorization.k8s.io/v1", "Role"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     ("v1", "Secret"),
+    ("v1", "ConfigMap"),
     ("nvidia.com/v1alpha1", "DynamoCheckpoint"),
 )
 _SERVER_SET = ("managedFields", "uid", "creationTimestamp", "deletionTimestamp", "generation")

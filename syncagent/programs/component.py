@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent import status
-from syncagent.programs import readiness, removal
+from syncagent.api import is_multinode_component
+from syncagent.programs import readiness, removal, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart
@@ -48,11 +49,6 @@ def _components(graph: Obj) -> list[dict[str, Any]]:
     return list((graph.get("spec") or {}).get("components") or [])
 
 
-def _multinode(component: Mapping[str, Any]) -> bool:
-    multinode = component.get("multinode")
-    return multinode is not None and int(multinode.get("nodeCount", 2)) > 1
-
-
 def _checkpoint_ref(component: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(ref, startupPolicy)`` of an enabled checkpoint, if any."""
     ck = (component.get("experimental") or {}).get("checkpoint") or {}
@@ -66,7 +62,7 @@ class ComponentProgram:
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = _components(ctx.graph)
-        if any(_multinode(c) for c in components) and not ctx.caps.lws:
+        if any(is_multinode_component(c) for c in components) and not ctx.caps.lws:
             result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
             return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
         try:
@@ -111,6 +107,13 @@ class ComponentProgram:
         graph_live = _graph_live(live, restarting=plan.annotate)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._apply_identity(ctx, dcds, env)
+        await waitleader.sync(
+            ctx.writer,
+            ctx.store,
+            owner=ctx.graph,
+            parent=ctx.name,
+            wanted=any(is_multinode_component(c) for c in components),
+        )
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
         resources = [(n, readiness.dcd_readiness(obj)) for n, obj in latest.items()]
         stale = await self._remove_stale(ctx, live, rendered_names, latest)
@@ -211,7 +214,7 @@ def _component_statuses(
         if reported:
             out[name] = dict(reported)
             continue
-        multinode = _multinode(component)
+        multinode = is_multinode_component(component)
         workload = dcd_name(ctx.name, name) + ("-0" if multinode else "")
         out[name] = {
             "componentKind": "LeaderWorkerSet" if multinode else "Deployment",

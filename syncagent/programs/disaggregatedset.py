@@ -18,7 +18,8 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent import status
-from syncagent.programs import ds_readiness, migration, readiness, service_cutover
+from syncagent.api import is_multinode_component
+from syncagent.programs import ds_readiness, migration, readiness, service_cutover, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
@@ -112,6 +113,8 @@ class DisaggregatedSetProgram:
         plan = self._prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
         await self._apply_identity(ctx, plan)
+        # DS roles are multinode by definition (disaggregatedset.md §1).
+        await waitleader.sync(ctx.writer, ctx.store, owner=ctx.graph, parent=ctx.name, wanted=True)
         latest = await self._apply_dcds(ctx, plan)
         children = ds_readiness.children_of(
             ctx.store.list("LeaderWorkerSet", ctx.namespace), _uid(ds_obj)
@@ -451,7 +454,7 @@ class DisaggregatedSetProgram:
 
 
 def _zero_status(ctx: GraphContext, component: Mapping[str, Any], runtime: str) -> dict[str, Any]:
-    multinode = int((component.get("multinode") or {}).get("nodeCount", 1)) > 1
+    multinode = is_multinode_component(component)
     base = f"{ctx.name}-{str(component['name']).lower()}"
     return {
         "componentKind": "LeaderWorkerSet" if multinode else "Deployment",

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent import status
-from syncagent.programs import grove_scale, migration, service_cutover
+from syncagent.api import is_multinode_component
+from syncagent.programs import grove_scale, migration, service_cutover, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
@@ -110,6 +111,13 @@ class GroveProgram:
                 await grove_scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
+        await waitleader.sync(
+            ctx.writer,
+            ctx.store,
+            owner=ctx.graph,
+            parent=ctx.name,
+            wanted=any(is_multinode_component(c) for c in components),
+        )
         ready_state = pcs_readiness(pcs, children)
         await self._services(ctx, dcds, env, switch=ready_state.ready)
         result = status.result_of(
@@ -155,7 +163,7 @@ class GroveProgram:
         out = []
         for component in components:
             spec = sources[component["name"]].body["spec"]
-            multinode = int((spec.get("multinode") or {}).get("nodeCount", 1)) > 1
+            multinode = is_multinode_component(spec)
             kind = "PodCliqueScalingGroup" if multinode else "PodClique"
             name = child_name(pcs, str(component["name"]))
             desired = 1 if spec.get("replicas") is None else int(spec["replicas"])

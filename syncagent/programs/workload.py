@@ -21,7 +21,7 @@ from syncagent.api import (
     problems_message,
     validate_component_deployment,
 )
-from syncagent.programs import modelservice
+from syncagent.programs import modelservice, waitleader
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
@@ -35,10 +35,12 @@ from syncagent.render import (
     component_selector,
     discovery_identity,
     is_legacy_worker,
+    origin_version,
     render_component,
     source_of_object,
 )
 from syncagent.render.inputs import discovery_on
+from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
 from syncagent.runtime.capabilities import Capabilities
@@ -90,7 +92,7 @@ def _workload_kind(source: ComponentSource) -> tuple[str, str]:
 
 class WorkloadProgram:
     async def reconcile(self, ctx: ComponentContext) -> ComponentResult:
-        source = source_of_object(ctx.dcd)
+        source = _with_graph_origin(ctx, source_of_object(ctx.dcd))
         kind, _ = _workload_kind(source)
         problem, reason = _validate(ctx.dcd)
         if problem:
@@ -133,6 +135,11 @@ class WorkloadProgram:
                 current = ctx.store.get(obj.kind, source.namespace, obj.name)
                 if not being_deleted(current):
                     await ctx.writer.apply_owned(obj, owner=owner, live=current)
+        if source.parent_graph is None:
+            wanted = mounts_wait_leader(objects.workload.body)
+            await waitleader.sync(
+                ctx.writer, ctx.store, owner=ctx.dcd, parent=source.name, wanted=wanted
+            )
         kind, name = _workload_kind(source)
         live = ctx.store.get(kind, source.namespace, name)
         workload = live
@@ -251,6 +258,17 @@ class WorkloadProgram:
         live = ctx.store.get(other[0], source.namespace, other[1])
         if live and not being_deleted(live) and controlled_by(live, str(ctx.meta.get("uid"))):
             await ctx.writer.delete(live)
+
+
+def _with_graph_origin(ctx: ComponentContext, source: ComponentSource) -> ComponentSource:
+    """The parent graph's operator origin version, which the DCD does not carry (rendering.md §1)."""
+    if source.parent_graph is None:
+        return source
+    graph = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    if graph is None:
+        return source
+    version = origin_version(graph, source.component_name)
+    return dataclasses.replace(source, origin_version=version)
 
 
 def _with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:

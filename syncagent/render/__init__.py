@@ -9,7 +9,10 @@ Public names:
   as the workload renderer sees it), :class:`GraphLive` (live values DCD generation keeps).
 - DGD -> DCD: :func:`generate_dcds`, :func:`generate_dcd`, :func:`detect_backend`,
   :func:`source_of` (from a rendered DCD), :func:`source_of_object` (from a live DCD),
-  :func:`source_for_component` (a graph's component, for the DisaggregatedSet pathway).
+  :func:`source_for_component` (a graph's component, for the DisaggregatedSet pathway),
+  :func:`graph_sources` (every generated DCD of a graph, with the graph's origin version),
+  :func:`origin_version`.
+- Multinode launch (per backend, per deployer): :mod:`syncagent.render.multinode`.
 - Pods and workloads: :func:`pod_template`, :func:`leader_worker_templates` (the one source of
   leader/worker templates, shared with the DisaggregatedSet pathway), :func:`deployment`,
   :func:`leader_worker_set`.
@@ -32,6 +35,8 @@ from syncagent.render.dcd import (
     generate_dcd,
     generate_dcds,
     graph_owner,
+    graph_sources,
+    origin_version,
     source_for_component,
     source_of,
     source_of_object,
@@ -68,10 +73,12 @@ __all__ = [
     "generate_dcd",
     "generate_dcds",
     "graph_owner",
+    "graph_sources",
     "is_legacy_worker",
     "leader_worker_set",
     "leader_worker_templates",
     "model_service",
+    "origin_version",
     "pod_template",
     "render_component",
     "render_graph",

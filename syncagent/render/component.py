@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
 from syncagent.render.deployment import deployment
 from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, RenderError
+from syncagent.render.multinode import mounts_wait_leader, wait_leader_config_map
 from syncagent.render.services import component_service, model_service, wants_component_service
 from syncagent.render.workload_meta import dcd_owner
 
@@ -70,11 +71,8 @@ def render_graph(
     Service per distinct model, controlled by the first DCD that references it.
     """
     dcds = generate_dcds(graph, live=live, env=env)
-    name = graph["metadata"]["name"]
-    sources = [source_of(dcd, graph=name) for dcd in dcds]
-    out: list[Rendered] = []
-    if any(discovery_on(s, env) for s in sources):
-        out += discovery_identity(name, namespace=sources[0].namespace, owner=graph_owner(graph))
+    sources = graph_sources(graph, dcds)
+    out = graph_shared_objects(graph, sources, env=env)
     out += dcds
     models: dict[str, Rendered] = {}
     for source in sources:
@@ -85,13 +83,31 @@ def render_graph(
     return out + list(models.values())
 
 
+def graph_shared_objects(
+    graph: Mapping[str, Any], sources: list[ComponentSource], *, env: Environment
+) -> list[Rendered]:
+    """What every pathway applies once per graph before its workloads: the discovery identity
+    (Kubernetes discovery on) and the wait-for-leader ConfigMap (a multinode component)."""
+    name = graph["metadata"]["name"]
+    namespace = (graph.get("metadata") or {}).get("namespace") or "default"
+    owner = graph_owner(graph)
+    out: list[Rendered] = []
+    if any(discovery_on(s, env) for s in sources):
+        out += discovery_identity(name, namespace=namespace, owner=owner)
+    if any(s.multinode for s in sources):
+        out.append(wait_leader_config_map(name, namespace=namespace, owner=owner))
+    return out
+
+
 def render_standalone(
     source: ComponentSource, *, env: Environment, lws: bool, uid: str = ""
 ) -> list[Rendered]:
     """A DCD without a parent graph: it owns its own discovery identity."""
     out: list[Rendered] = []
+    owner = dcd_owner(source, uid=uid)
     if discovery_on(source, env):
-        out += discovery_identity(
-            source.name, namespace=source.namespace, owner=dcd_owner(source, uid=uid)
-        )
-    return out + render_component(source, env=env, lws=lws, uid=uid).all()
+        out += discovery_identity(source.name, namespace=source.namespace, owner=owner)
+    objects = render_component(source, env=env, lws=lws, uid=uid)
+    if mounts_wait_leader(objects.workload.body):
+        out.append(wait_leader_config_map(source.name, namespace=source.namespace, owner=owner))
+    return out + objects.all()

@@ -37,7 +37,7 @@ FRONTEND_PROBES: dict[str, dict[str, Any]] = {
     ),
 }
 # Workers and the planner share these (upstream component_worker.go, component_planner.go).
-SYSTEM_PROBES: dict[str, dict[str, Any]] = {
+WORKER_PROBES: dict[str, dict[str, Any]] = {
     "livenessProbe": _http_probe(
         "/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1
     ),
@@ -88,8 +88,6 @@ class DefaultsInput:
     parent: str
     namespace: str
     discovery_backend: str
-    probes: bool  # role main or leader (workers and the planner)
-    vllm_grove: bool  # a vLLM worker on the Grove pathway
 
 
 def main_defaults(inp: DefaultsInput) -> MainDefaults:
@@ -118,13 +116,12 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
         )
     if inp.component_type in ("worker", "prefill", "decode"):
         env += [{"name": k, "value": v} for k, v in WORKER_ENV.items()]
-        if inp.vllm_grove:
-            env.append(_field_env("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
+        # Every role gets the probes; a backend's multinode launch then changes the worker's.
         return MainDefaults(
             command=("/bin/sh", "-c"),
             env=tuple(env),
             ports=(_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)),
-            probes=tuple(SYSTEM_PROBES.items()) if inp.probes else (),
+            probes=tuple(WORKER_PROBES.items()),
         )
     if inp.component_type == "planner":
         env += [
@@ -135,7 +132,7 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
             command=("/bin/sh", "-c"),
             env=tuple(env),
             ports=(_port("metrics", PLANNER_METRICS_PORT), _port("system", SYSTEM_PORT)),
-            probes=tuple(SYSTEM_PROBES.items()) if inp.probes else (),
+            probes=tuple(WORKER_PROBES.items()),
         )
     return MainDefaults(command=("/bin/sh", "-c"), env=tuple(env))
 

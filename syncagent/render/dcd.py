@@ -236,7 +236,9 @@ def _main(component: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((c for c in containers if c.get("name") == MAIN), None)
 
 
-def source_of(dcd: Rendered, *, graph: str | None) -> ComponentSource:
+def source_of(
+    dcd: Rendered, *, graph: str | None, origin_version: str | None = None
+) -> ComponentSource:
     """The workload renderer's view of a DCD this module rendered."""
     meta = dcd.body["metadata"]
     return ComponentSource(
@@ -246,7 +248,33 @@ def source_of(dcd: Rendered, *, graph: str | None) -> ComponentSource:
         labels=meta.get("labels") or {},
         annotations=meta.get("annotations") or {},
         parent_graph=graph,
+        origin_version=origin_version,
     )
+
+
+def origin_version(graph: Mapping[str, Any], component: str) -> str | None:
+    """The operator origin version the pods of ``component`` launch by (docs/multinode.md).
+
+    Upstream copies the graph's ``nvidia.com/dynamo-operator-origin-version`` into each
+    component's pod template unless the component sets its own; we never write it into DCDs
+    (rendering.md §1), so the renderer reads it here instead.
+    """
+    spec_components = (graph.get("spec") or {}).get("components") or []
+    entry = next((c for c in spec_components if c.get("name") == component), {})
+    own = ((entry.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {}
+    if L.ORIGIN_VERSION in own:
+        return str(own[L.ORIGIN_VERSION])
+    value = ((graph.get("metadata") or {}).get("annotations") or {}).get(L.ORIGIN_VERSION)
+    return None if value is None else str(value)
+
+
+def graph_sources(graph: Mapping[str, Any], dcds: Sequence[Rendered]) -> list[ComponentSource]:
+    """The workload renderer's view of the DCDs generated for ``graph``, in the same order."""
+    name = graph["metadata"]["name"]
+    return [
+        source_of(d, graph=name, origin_version=origin_version(graph, d.body["spec"]["name"]))
+        for d in dcds
+    ]
 
 
 def source_for_component(
@@ -261,9 +289,9 @@ def source_for_component(
     The DisaggregatedSet pathway renders its roles from this, so its leader/worker templates
     equal those of the DCD's LeaderWorkerSet for the same component.
     """
-    for dcd in generate_dcds(graph, live=live, env=env):
-        if dcd.body["spec"]["name"] == name:
-            return source_of(dcd, graph=graph["metadata"]["name"])
+    for source in graph_sources(graph, generate_dcds(graph, live=live, env=env)):
+        if source.spec["name"] == name:
+            return source
     raise KeyError(f"component {name!r} is not in the graph")
 
 

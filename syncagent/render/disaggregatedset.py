@@ -16,11 +16,11 @@ from typing import Any
 import orjson
 
 from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
-from syncagent.render.component import render_component
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
-from syncagent.render.identity import discovery_identity
-from syncagent.render.inputs import WORKER_TYPES, Environment, discovery_on
+from syncagent.render.component import graph_shared_objects, render_component
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
+from syncagent.render.inputs import WORKER_TYPES, Environment
 from syncagent.render.lws import leader_worker_set, leader_worker_templates, network_config
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import normalize, trunc, trunc_with_hash
@@ -81,13 +81,7 @@ def child_name(ds: str, revision: str, role: str, *, slice_index: int | None = N
 
 def selected_components(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Candidates of §1: multinode (nodeCount > 1) worker-type components, in spec order."""
-    return [
-        c
-        for c in components
-        if c.get("type") in WORKER_TYPES
-        and c.get("multinode") is not None
-        and int((c.get("multinode") or {}).get("nodeCount", 2)) > 1
-    ]
+    return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 
 def desired_replicas(component: Mapping[str, Any]) -> int:
@@ -124,8 +118,7 @@ def render_disaggregated_set(
     selected = selected_components(list(spec.get("components") or []))
     roles = role_names(selected)
     sources = {
-        dcd.body["spec"]["name"]: source_of(dcd, graph=meta["name"])
-        for dcd in generate_dcds(graph, live=live, env=env)
+        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
     rendered_roles = []
     for component in selected:
@@ -232,13 +225,10 @@ def render_ds_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rende
     """
     out = render_disaggregated_set(graph, env=env)
     ds = with_template_hash(out.rendered, template_hash(out.rendered.body["spec"]["roles"]))
-    name = graph["metadata"]["name"]
     owner = graph_owner(graph)
     dcds = generate_dcds(graph, env=env)
-    sources = [source_of(d, graph=name) for d in dcds]
-    objects: list[Rendered] = []
-    if any(discovery_on(s, env) for s in sources):
-        objects += discovery_identity(name, namespace=sources[0].namespace, owner=owner)
+    sources = graph_sources(graph, dcds)
+    objects = graph_shared_objects(graph, sources, env=env)
     objects.append(ds)
     models: dict[str, Rendered] = {}
     for dcd, source in zip(dcds, sources, strict=True):

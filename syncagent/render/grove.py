@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fieldmanagers import grove as grove_manager
+from syncagent.api import is_multinode_component
 from syncagent.render import labels as L
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, source_of
+from syncagent.render.component import graph_shared_objects
+from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
 from syncagent.render.deployment import deployment
-from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, build
@@ -41,16 +42,12 @@ def fnv32a(value: str) -> int:
     return h
 
 
-def _multinode(component: Mapping[str, Any]) -> bool:
-    return int((component.get("multinode") or {}).get("nodeCount", 1)) > 1
-
-
 def pcs_name(graph_name: str, components: Sequence[Mapping[str, Any]]) -> str:
     """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
 
     def budget_of(c: Mapping[str, Any]) -> int:
         base = len(str(c["name"]).lower())
-        return base + base + len("-ldr") if _multinode(c) else base
+        return base + base + len("-ldr") if is_multinode_component(c) else base
 
     budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
@@ -68,7 +65,7 @@ def clique_names(components: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     for c in components:
         base = str(c["name"]).lower()
-        out += [f"{base}-ldr", f"{base}-wkr"] if _multinode(c) else [base]
+        out += [f"{base}-ldr", f"{base}-wkr"] if is_multinode_component(c) else [base]
     return out
 
 
@@ -158,8 +155,7 @@ def render_pod_clique_set(
     components = list(spec.get("components") or [])
     name = pcs_name(meta["name"], components)
     sources = {
-        d.body["spec"]["name"]: source_of(d, graph=meta["name"])
-        for d in generate_dcds(graph, live=live, env=env)
+        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
     backend = next(
         (
@@ -169,7 +165,7 @@ def render_pod_clique_set(
         ),
         "",
     )
-    explicit = backend in _EXPLICIT_AFTER and any(_multinode(c) for c in components)
+    explicit = backend in _EXPLICIT_AFTER and any(is_multinode_component(c) for c in components)
     echo = dict(live_replicas or {})
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
@@ -252,13 +248,11 @@ def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:
 
 def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
-    identity, the PCS, component Services (DCD-form selector) and model Services."""
-    name = graph["metadata"]["name"]
+    identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
+    and model Services."""
     owner = graph_owner(graph)
-    sources = [source_of(d, graph=name) for d in generate_dcds(graph, env=env)]
-    objects: list[Rendered] = []
-    if any(discovery_on(s, env) for s in sources):
-        objects += discovery_identity(name, namespace=sources[0].namespace, owner=owner)
+    sources = graph_sources(graph, generate_dcds(graph, env=env))
+    objects = graph_shared_objects(graph, sources, env=env)
     objects.append(render_pod_clique_set(graph, env=env))
     models: dict[str, Rendered] = {}
     for source in sources:

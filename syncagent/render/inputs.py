@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.api.component import node_count_of
 from syncagent.render import labels as L
 from syncagent.render.naming import dynamo_namespace
 
@@ -52,6 +53,9 @@ class ComponentSource:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     parent_graph: str | None = None
+    # The graph's nvidia.com/dynamo-operator-origin-version: never written into the DCD
+    # (rendering.md §1), read by the vLLM multinode launch (docs/multinode.md).
+    origin_version: str | None = None
 
     @property
     def parent(self) -> str:
@@ -76,10 +80,7 @@ class ComponentSource:
 
     @property
     def node_count(self) -> int:
-        multinode = self.spec.get("multinode")
-        if multinode is None:
-            return 1
-        return int(multinode.get("nodeCount", 2))
+        return node_count_of(self.spec)
 
     @property
     def multinode(self) -> bool:

@@ -19,7 +19,6 @@ from syncagent.render.containers import (
     main_defaults,
 )
 from syncagent.render.inputs import (
-    WORKER_TYPES,
     ComponentSource,
     Environment,
     discovery_backend,
@@ -27,6 +26,7 @@ from syncagent.render.inputs import (
     workload_type,
 )
 from syncagent.render.model import RenderError
+from syncagent.render.multinode import backend_of, launch_of
 from syncagent.render.naming import discovery_service_account, model_hash
 from syncagent.render.pullsecrets import pull_secret_refs
 
@@ -93,12 +93,18 @@ def pod_template(
     legacy_worker: bool = False,
     grove: bool = False,
 ) -> dict[str, Any]:
-    """The full pod template (``{metadata, spec}``) of ``role``; raises :class:`RenderError`."""
+    """The full pod template (``{metadata, spec}``) of ``role``; raises :class:`RenderError`.
+
+    The backend's launch rewrite (render/multinode) runs on the defaulted ``main`` container,
+    then on the pod spec once shared memory is in, as upstream orders them.
+    """
     spec = copy.deepcopy(dict(source.pod_template.get("spec") or {}))
     containers = list(spec.get("containers") or [])
     index = next((i for i, c in enumerate(containers) if c.get("name") == MAIN), None)
     if index is None:
         raise RenderError("main container not found in pod spec")
+    backend = backend_of(source)
+    launch = launch_of(source, role=role, grove=grove)
     defaults = main_defaults(
         DefaultsInput(
             component_type=source.type,
@@ -107,21 +113,24 @@ def pod_template(
             parent=source.parent,
             namespace=source.namespace,
             discovery_backend=discovery_backend(source, env),
-            probes=role != "worker",
-            vllm_grove=grove
-            and source.type in WORKER_TYPES
-            and source.spec.get("backendFramework") == "vllm",
         )
     )
     main = apply_main_defaults(containers[index], defaults)
     _check_mounts(main)
+    backend.update_container(main, launch)
+    _sort_added_env(main, user_count=len(containers[index].get("env") or []))
     # Upstream checks command and args only where a LeaderWorkerSet runs the pod (its DCD
     # controller); Grove cliques take a multinode worker without args.
     if role != "main" and not grove:
         _check_lws_main(main)
     containers[index] = main
     spec["containers"] = containers
-    _pod_defaults(spec, source=source, env=env)
+    _pod_basics(spec, source=source)
+    backend.update_pod_spec(spec, main, launch)
+    spec["volumes"] = volumes_for_mounts(spec.get("volumes") or [], main.get("volumeMounts") or [])
+    if not spec["volumes"]:
+        del spec["volumes"]
+    _pod_identity(spec, source=source, env=env)
     annotations = pod_annotations(source)
     metadata: dict[str, Any] = {
         "labels": pod_labels(source, role=role, env=env, legacy_worker=legacy_worker)
@@ -146,15 +155,22 @@ def _check_lws_main(main: dict[str, Any]) -> None:
         raise RenderError("container Args cannot be empty for LWS pod")
 
 
-def _pod_defaults(spec: dict[str, Any], *, source: ComponentSource, env: Environment) -> None:
+def _sort_added_env(main: dict[str, Any], *, user_count: int) -> None:
+    """User variables first in their order, then every added one sorted by name (rendering.md §2)."""
+    env = list(main.get("env") or [])
+    if env:
+        main["env"] = env[:user_count] + sorted(env[user_count:], key=lambda e: e["name"])
+
+
+def _pod_basics(spec: dict[str, Any], *, source: ComponentSource) -> None:
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 60)
     if "securityContext" not in spec:
         spec["securityContext"] = {"fsGroup": 1000}
     _shared_memory(spec, source.spec.get("sharedMemorySize"))
-    spec["volumes"] = volumes_for_mounts(spec.get("volumes") or [], _main_mounts(spec))
-    if not spec["volumes"]:
-        del spec["volumes"]
+
+
+def _pod_identity(spec: dict[str, Any], *, source: ComponentSource, env: Environment) -> None:
     if source.template_annotations.get(L.DISABLE_PULL_SECRET_DISCOVERY) != "true":
         images = [
             c.get("image", "") for c in [*spec.get("initContainers", []), *spec["containers"]]
@@ -201,11 +217,6 @@ def _shared_memory(spec: dict[str, Any], size: object) -> None:
         container["volumeMounts"] = [*mounts, {"name": SHARED_MEMORY, "mountPath": SHM_PATH}]
 
 
-def _main_mounts(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    main = next((c for c in spec["containers"] if c.get("name") == MAIN), {})
-    return list(main.get("volumeMounts") or [])
-
-
 def volumes_for_mounts(
     volumes: list[dict[str, Any]], mounts: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -220,9 +231,8 @@ def volumes_for_mounts(
         if not name or name in seen:
             continue
         seen.add(name)
-        ordered.append(
-            by_name.get(name) or {"name": name, "persistentVolumeClaim": {"claimName": name}}
-        )
+        pvc = {"name": name, "persistentVolumeClaim": {"claimName": name}}
+        ordered.append(by_name.get(name) or pvc)
     return ordered + [v for v in volumes if v.get("name") not in seen]
 
 

@@ -63,6 +63,7 @@ KIND_RESOURCES: dict[str, tuple[str, str]] = {
     "ServiceAccount": ("", "serviceaccounts"),
     "Role": ("rbac.authorization.k8s.io", "roles"),
     "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
+    "ConfigMap": ("", "configmaps"),
 }
 
 
@@ -164,6 +165,14 @@ def test_agent_holds_every_right_of_the_discovery_role_it_creates(watch: list[st
                         group, resource, verb
                     )
                     assert held, f"{verb} {group}/{resource} in {namespace}"
+
+
+def test_wait_leader_config_maps_are_written_only_in_watched_namespaces() -> None:
+    docs = render({"watchNamespaces": ["team-a"]})
+    assert not cluster_wide_rules(docs, subject=SA).allows("", "configmaps", "create")
+    rules = namespace_rules(docs, "team-a", subject=SA)
+    assert all(rules.allows("", "configmaps", verb) for verb in WRITE)
+    assert not namespace_rules(docs, "elsewhere", subject=SA).allows("", "configmaps", "get")
 
 
 def test_with_watch_namespaces_discovery_rights_are_not_cluster_wide() -> None:

@@ -302,6 +302,7 @@ def test_agent_holds_only_its_own_lease(agent: Client, installed: Installed) -> 
         ("list", "apiextensions.k8s.io", "customresourcedefinitions", None),
         ("create", "rbac.authorization.k8s.io", "rolebindings", None),
         ("create", "", "serviceaccounts", None),
+        ("patch", "", "configmaps", None),
         ("patch", "events.k8s.io", "events", None),
     ],
 )

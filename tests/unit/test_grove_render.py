@@ -104,8 +104,15 @@ def test_4_multinode_replicas_and_min_available() -> None:
     assert (group["replicas"], group["minAvailable"]) == (2, 2)
 
 
+def _engine(name: str, module: str) -> dict:
+    # upstream refuses a command line that names another backend than backendFramework
+    component = worker(name, "prefill")
+    component["podTemplate"]["spec"]["containers"][0]["command"] = ["python3", "-m", module]
+    return component
+
+
 def test_5_trtllm_starts_leader_after_workers() -> None:
-    g = graph("g", components=[worker("prefill", "prefill")], backendFramework="trtllm")
+    g = graph("g", components=[_engine("prefill", "dynamo.trtllm")], backendFramework="trtllm")
     body = render_pod_clique_set(g, env=ENV).body
     assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeExplicit"
     cliques = _cliques(body)
@@ -114,7 +121,7 @@ def test_5_trtllm_starts_leader_after_workers() -> None:
 
 
 def test_sglang_starts_workers_after_leader() -> None:
-    g = graph("g", components=[worker("prefill", "prefill")], backendFramework="sglang")
+    g = graph("g", components=[_engine("prefill", "dynamo.sglang")], backendFramework="sglang")
     cliques = _cliques(render_pod_clique_set(g, env=ENV).body)
     assert cliques["prefill-wkr"]["spec"]["startsAfter"] == ["prefill-ldr"]
 

@@ -423,12 +423,12 @@ def test_registry_parsing():
     }
 
 
-def test_vllm_grove_side_channel_only_on_grove():
+def test_single_node_vllm_has_no_side_channel_host_on_any_pathway():
+    # upstream sets it only for multinode mp launches (backend_vllm.go UpdateContainer)
     source = standalone("d", worker_spec())
-    normal = env_dict(main_of(pod_template(source, role="main", env=Environment())))
-    grove = env_dict(main_of(pod_template(source, role="main", env=Environment(), grove=True)))
-    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in normal
-    assert grove["VLLM_NIXL_SIDE_CHANNEL_HOST"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    for grove in (False, True):
+        env = env_dict(main_of(pod_template(source, role="main", env=Environment(), grove=grove)))
+        assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in env
 
 
 def test_input_spec_not_mutated():

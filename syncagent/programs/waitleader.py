@@ -1,0 +1,30 @@
+"""Keeping a graph's wait-for-leader ConfigMap (vLLM ``mp`` workers mount it).
+
+Upstream creates it for every graph with a multinode component, whatever the backend; so do
+we, on every pathway, and for a standalone DCD whose worker pods mount it (our design: they
+would otherwise wait for a volume nobody creates). Once it is not wanted any more the
+ConfigMap is deleted, with its UID, only if its owner controls it.
+"""
+
+from __future__ import annotations
+
+from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.writes import Writer, owner_of
+from syncagent.render.multinode import config_map_name, wait_leader_config_map
+
+KIND = "ConfigMap"
+
+
+async def sync(writer: Writer, store: Store, *, owner: Obj, parent: str, wanted: bool) -> None:
+    """Apply (``wanted``) or remove the ConfigMap of ``parent``, controlled by ``owner``."""
+    meta = owner.get("metadata") or {}
+    namespace = str(meta.get("namespace"))
+    live = store.get(KIND, namespace, config_map_name(parent))
+    if being_deleted(live):
+        return
+    ref = owner_of(owner)
+    if wanted:
+        rendered = wait_leader_config_map(parent, namespace=namespace, owner=ref)
+        await writer.apply_owned(rendered, owner=ref, live=live)
+    elif live is not None and controlled_by(live, ref.uid):
+        await writer.delete(live)
