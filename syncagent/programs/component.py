@@ -107,13 +107,7 @@ class ComponentProgram:
         graph_live = _graph_live(live, restarting=plan.annotate)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._apply_identity(ctx, dcds, env)
-        await waitleader.sync(
-            ctx.writer,
-            ctx.store,
-            owner=ctx.graph,
-            parent=ctx.name,
-            wanted=any(is_multinode_component(c) for c in components),
-        )
+        await waitleader.sync_graph(ctx)
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
         resources = [(n, readiness.dcd_readiness(obj)) for n, obj in latest.items()]
         stale = await self._remove_stale(ctx, live, rendered_names, latest)

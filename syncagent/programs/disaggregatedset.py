@@ -113,8 +113,7 @@ class DisaggregatedSetProgram:
         plan = self._prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
         await self._apply_identity(ctx, plan)
-        # DS roles are multinode by definition (disaggregatedset.md §1).
-        await waitleader.sync(ctx.writer, ctx.store, owner=ctx.graph, parent=ctx.name, wanted=True)
+        await waitleader.sync_graph(ctx)
         latest = await self._apply_dcds(ctx, plan)
         children = ds_readiness.children_of(
             ctx.store.list("LeaderWorkerSet", ctx.namespace), _uid(ds_obj)

@@ -111,13 +111,7 @@ class GroveProgram:
                 await grove_scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
-        await waitleader.sync(
-            ctx.writer,
-            ctx.store,
-            owner=ctx.graph,
-            parent=ctx.name,
-            wanted=any(is_multinode_component(c) for c in components),
-        )
+        await waitleader.sync_graph(ctx)
         ready_state = pcs_readiness(pcs, children)
         await self._services(ctx, dcds, env, switch=ready_state.ready)
         result = status.result_of(

@@ -8,11 +8,20 @@ ConfigMap is deleted, with its UID, only if its owner controls it.
 
 from __future__ import annotations
 
+from syncagent.api import is_multinode_component
+from syncagent.programs.context import GraphContext
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
 from syncagent.programs.writes import Writer, owner_of
 from syncagent.render.multinode import config_map_name, wait_leader_config_map
 
 KIND = "ConfigMap"
+
+
+async def sync_graph(ctx: GraphContext) -> None:
+    """The graph's ConfigMap, on every pathway: wanted while a component is multinode."""
+    components = (ctx.graph.get("spec") or {}).get("components") or []
+    wanted = any(is_multinode_component(c) for c in components)
+    await sync(ctx.writer, ctx.store, owner=ctx.graph, parent=ctx.name, wanted=wanted)
 
 
 async def sync(writer: Writer, store: Store, *, owner: Obj, parent: str, wanted: bool) -> None:
