@@ -18,9 +18,13 @@ import orjson
 import pytest
 import yaml
 
+from syncagent.ssa.api import KubeApi
+from syncagent.ssa.desired import ref_of
+
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
 OUR_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
+INPUT_MANAGER = "parity-input"
 
 
 def reference_root() -> Path:
@@ -107,6 +111,20 @@ def relative_id(path: Path) -> str:
 # -- the CLI, run as a user runs it -----------------------------------------------------------
 
 
+async def dry_run(api: KubeApi, obj: dict[str, Any], manager: str) -> dict[str, Any]:
+    """A server-side dry-run apply (forced, as the agent's content applies are): the object as
+    the server would store it, defaults included."""
+    return await api.apply(ref_of(obj), obj, manager=manager, force=True, dry_run=True)
+
+
+async def dry_run_all(api: KubeApi, inputs: Sequence[dict[str, Any]], *args: str) -> list[dict]:
+    """The inputs and everything ``syncagent render`` makes of them, as the server stores them."""
+    out = [await dry_run(api, doc, INPUT_MANAGER) for doc in inputs]
+    for item in render_json(dump(inputs), *args):
+        out.append(await dry_run(api, item["object"], item["manager"]))
+    return out
+
+
 def syncagent(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "syncagent.cli.main", *args],
@@ -128,10 +146,10 @@ def render_json(text: str, *args: str) -> list[dict[str, Any]]:
     return orjson.loads(proc.stdout)
 
 
-def in_namespace(path: Path, namespace: str) -> list[dict[str, Any]]:
-    """The manifests of ``path`` with our kinds moved into ``namespace``, as upstream's golden
-    harness applies inputs into its per-test namespace."""
-    docs = documents(path)
+def in_namespace(docs: Sequence[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    """``docs`` with our kinds moved into ``namespace``, as upstream's golden harness applies
+    inputs into its per-test namespace; other documents are left out (render skips them)."""
+    docs = [d for d in docs if d.get("kind") in OUR_KINDS]
     for doc in docs:
         if doc.get("kind") in OUR_KINDS:
             doc.setdefault("metadata", {})["namespace"] = namespace

@@ -10,32 +10,25 @@ differences listed in ``docs/parity.md``, must then match with upstream's rules.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from golden_contract import bind_variables, compare_manifests, load_contract
-from lightkube import AsyncClient, Client
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Namespace
 from parity_differences import Difference, apply_differences, parse_differences
 from parity_support import (
     REPO,
     GoldenCase,
-    dump,
+    documents,
+    dry_run_all,
     golden_cases,
     in_namespace,
     missing_reference,
     params_or_missing,
-    render_json,
 )
 
 from syncagent.ssa.api import KubeApi
-from syncagent.ssa.desired import ref_of
 
 pytestmark = pytest.mark.cluster
-INPUT_MANAGER = "parity-input"
 PARITY_DOC = REPO / "docs" / "parity.md"
 
 
@@ -46,36 +39,6 @@ def differences() -> list[Difference]:
 def _cases() -> list[Any]:
     cases = [] if missing_reference() else golden_cases()
     return params_or_missing(cases, [c.id for c in cases])
-
-
-@pytest.fixture
-def clusterenv_namespace(kubeconfig) -> Iterator[str]:
-    """A fresh namespace named as upstream's clusterenv names them (its contracts match
-    ``clusterenv-*`` namespaces)."""
-    name = f"clusterenv-{uuid.uuid4().hex[:8]}"
-    with Client(config=kubeconfig) as c:
-        c.create(Namespace(metadata=ObjectMeta(name=name)))
-    yield name
-    with Client(config=kubeconfig) as c:
-        c.delete(Namespace, name)
-
-
-@pytest.fixture
-def api(async_client: AsyncClient) -> KubeApi:
-    return KubeApi(async_client)
-
-
-async def dry_run(api: KubeApi, obj: dict[str, Any], manager: str) -> dict[str, Any]:
-    return await api.apply(ref_of(obj), obj, manager=manager, force=True, dry_run=True)
-
-
-async def actual_objects(api: KubeApi, case: GoldenCase, namespace: str) -> list[dict[str, Any]]:
-    """The inputs and everything ``syncagent render`` makes of them, as the server stores them."""
-    inputs = in_namespace(case.inputs, namespace)
-    out = [await dry_run(api, doc, INPUT_MANAGER) for doc in inputs]
-    for item in render_json(dump(inputs)):
-        out.append(await dry_run(api, item["object"], item["manager"]))
-    return out
 
 
 @pytest.mark.anyio
@@ -89,7 +52,8 @@ async def test_golden_contract(
     adapted, edits = apply_differences(expected, listed)
     # syncagent renders no worker hash (D2), so no $var may remain bound to anything.
     adapted = [bind_variables(doc, {}) for doc in adapted]
-    actual = await actual_objects(api, case, clusterenv_namespace)
+    inputs = in_namespace(documents(case.inputs), clusterenv_namespace)
+    actual = await dry_run_all(api, inputs)
     problems = compare_manifests(adapted, actual, namespace=clusterenv_namespace)
     assert not problems, (
         f"{case.id}: differences from upstream not listed in docs/parity.md:\n"

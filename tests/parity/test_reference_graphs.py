@@ -5,7 +5,8 @@ Graphs: each file of ``dgd-examples/`` and ``upstream/`` holding a DynamoGraphDe
 (v1alpha1 ones go through ``syncagent convert`` first). Each is rendered by the CLI, as a user
 runs it: ``--program component`` and ``grove`` always, ``disaggregatedset`` when the
 graph is eligible by spec/disaggregatedset.md §1 (computed here, not by syncagent); an
-ineligible graph must be refused with exit 1. The expected launch text comes from
+ineligible graph must be refused with exit 1. The graph and every rendered object must pass a
+server-side dry-run apply on the test control plane. The expected launch text comes from
 ``launch_oracle`` (upstream's rules, written apart from the renderer).
 """
 
@@ -27,14 +28,19 @@ from launch_oracle import (
     lws_deployer,
 )
 from parity_support import (
+    dry_run_all,
+    dump,
     graph_files,
+    in_namespace,
     missing_reference,
     params_or_missing,
     relative_id,
-    render_json,
     syncagent,
 )
 
+from syncagent.ssa.api import KubeApi
+
+pytestmark = pytest.mark.cluster
 PROGRAMS = ("component", "grove", "disaggregatedset")
 WORKER_TYPES = ("worker", "prefill", "decode")
 ALPHA = "nvidia.com/v1alpha1"
@@ -61,13 +67,6 @@ def graph_text(path: Path) -> str:
         f"syncagent convert -f {path} exited {proc.returncode}: {proc.stderr}"
     )
     return proc.stdout
-
-
-def graph_of(text: str) -> dict[str, Any]:
-    (graph,) = [
-        d for d in yaml.safe_load_all(text) if d and d.get("kind") == "DynamoGraphDeployment"
-    ]
-    return graph
 
 
 def node_count(component: Mapping[str, Any]) -> int:
@@ -123,20 +122,25 @@ def component_annotations(graph: Mapping[str, Any], component: Mapping[str, Any]
     return {**{k: v for k, v in graph_annotations.items() if k in PASS_ANNOTATIONS}, **pod}
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("case", _params())
-def test_reference_graph_renders_with_launch_flags(case: tuple[Path, str] | str) -> None:
+async def test_reference_graph_renders_with_launch_flags(
+    case: tuple[Path, str] | str, api: KubeApi, clusterenv_namespace: str
+) -> None:
     assert isinstance(case, tuple)
     path, program = case
-    text = graph_text(path)
-    graph = graph_of(text)
+    inputs = in_namespace(list(yaml.safe_load_all(graph_text(path))), clusterenv_namespace)
+    (graph,) = inputs
     components = graph["spec"]["components"]
     if program == "disaggregatedset" and not ds_eligible(components):
-        proc = syncagent("render", "-f", "-", "--program", program, stdin=text)
+        proc = syncagent("render", "-f", "-", "--program", program, stdin=dump(inputs))
         assert proc.returncode == 1, proc.stdout[:500]
         assert "cannot render with --program disaggregatedset" in proc.stderr
         return
-    objects = [item["object"] for item in render_json(text, "--program", program)]
-    assert objects, f"{relative_id(path)}: --program {program} rendered nothing"
+    # The graph and every object rendered from it are accepted by the real API server (our CRDs,
+    # the pinned LWS/DS/Grove CRDs); what the server stores is what is checked below.
+    objects = await dry_run_all(api, inputs, "--program", program)
+    assert len(objects) > 1, f"{relative_id(path)}: --program {program} rendered nothing"
     by_name = {c["name"]: c for c in components}
     multinode = {name for name, c in by_name.items() if node_count(c) > 1}
     seen: set[tuple[str, str]] = set()
