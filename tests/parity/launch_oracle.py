@@ -58,13 +58,23 @@ class Launch:
         return bool(self.fragments)
 
 
-def backend_of(graph_spec: Mapping[str, Any], main: Mapping[str, Any]) -> str:
-    """``backendFramework``, else the ``dynamo.<backend>`` module the main container runs."""
-    if graph_spec.get("backendFramework"):
-        return str(graph_spec["backendFramework"])
+def backend_of(graph_spec: Mapping[str, Any], component: Mapping[str, Any]) -> str:
+    """graph.go ``determineBackendFramework``: none for non-worker types; else the backend the
+    main command line runs (``python… -m … dynamo.<b>``), else ``backendFramework``."""
+    if component.get("type") not in ("worker", "prefill", "decode"):
+        return ""
+    main = next(
+        c for c in component["podTemplate"]["spec"]["containers"] if c.get("name") == "main"
+    )
     line = " ".join([*(main.get("command") or []), *(main.get("args") or [])])
-    found = {b for b in ("vllm", "sglang", "trtllm") if f"dynamo.{b}" in line}
-    return found.pop() if len(found) == 1 else ""
+    found = [
+        b
+        for b in ("vllm", "sglang", "trtllm")
+        if re.search(rf"python[0-9.]*\s+[^|&;]*-m\s+[^|&;]*dynamo\.{b}[^|&;]*", line)
+    ]
+    if len(found) == 1:
+        return found[0]
+    return str(graph_spec.get("backendFramework") or "")
 
 
 def expected_launch(

@@ -70,8 +70,9 @@ def graph_text(path: Path) -> str:
 
 
 def node_count(component: Mapping[str, Any]) -> int:
+    """The CRD's answer: ``multinode`` absent is one node, ``nodeCount`` defaults to 2."""
     multinode = component.get("multinode")
-    return int(multinode.get("nodeCount") or 1) if multinode else 1
+    return 1 if multinode is None else int(multinode.get("nodeCount", 2))
 
 
 def ds_eligible(components: list[Mapping[str, Any]]) -> bool:
@@ -150,7 +151,7 @@ async def test_reference_graph_renders_with_launch_flags(
         component = by_name[name]
         main = main_of(component["podTemplate"]["spec"])
         launch = expected_launch(
-            backend=backend_of(graph["spec"], main),
+            backend=backend_of(graph["spec"], component),
             role=role,
             nodes=node_count(component),
             main=main,
