@@ -255,17 +255,20 @@ def source_of(
 def origin_version(graph: Mapping[str, Any], component: str) -> str | None:
     """The operator origin version the pods of ``component`` launch by (docs/multinode.md).
 
-    Upstream copies the graph's ``nvidia.com/dynamo-operator-origin-version`` into each
-    component's pod template unless the component sets its own; we never write it into DCDs
-    (rendering.md §1), so the renderer reads it here instead.
+    Upstream copies it into each component's pod template: the component's own value first,
+    then the graph's metadata annotation, then ``spec.annotations`` (lowest). We never write
+    it into DCDs (rendering.md §1), so the renderer reads it here instead.
     """
-    spec_components = (graph.get("spec") or {}).get("components") or []
-    entry = next((c for c in spec_components if c.get("name") == component), {})
-    own = ((entry.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {}
-    if L.ORIGIN_VERSION in own:
-        return str(own[L.ORIGIN_VERSION])
-    value = ((graph.get("metadata") or {}).get("annotations") or {}).get(L.ORIGIN_VERSION)
-    return None if value is None else str(value)
+    graph_spec = graph.get("spec") or {}
+    entry = next((c for c in graph_spec.get("components") or [] if c.get("name") == component), {})
+    for values in (
+        ((entry.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {},
+        (graph.get("metadata") or {}).get("annotations") or {},
+        graph_spec.get("annotations") or {},
+    ):
+        if L.ORIGIN_VERSION in values:
+            return str(values[L.ORIGIN_VERSION])
+    return None
 
 
 def graph_sources(graph: Mapping[str, Any], dcds: Sequence[Rendered]) -> list[ComponentSource]:

@@ -84,8 +84,15 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 }
                 assert holders == {"syncagent/ownership"}
             assert {f"{G}-decode", f"{G}-prefill", f"{G}-frontend"} <= names(kube, DCD, namespace)
-            pathway = condition(kube.get(DGD, namespace, G), "WorkloadPathway")
-            assert (pathway["status"], pathway["reason"]) == ("False", "DisaggregatedSet")
+            # The status is written at the end of the reconcile that handed the Services over.
+            until(
+                lambda: (
+                    (p := condition(kube.get(DGD, namespace, G), "WorkloadPathway"))
+                    and (p["status"], p["reason"]) == ("False", "DisaggregatedSet")
+                ),
+                step=_step(kube, namespace, fake),
+                what="WorkloadPathway False/DisaggregatedSet while the DS is not ready",
+            )
 
             seen_order: list[str] = []
 

@@ -14,7 +14,7 @@ from test_runtime_support import (
 )
 
 from syncagent.runtime.cache import Cache, ChangeType, self_key
-from syncagent.runtime.client import http_client, instrument
+from syncagent.runtime.client import http_client, instrument, request_json
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 
@@ -99,11 +99,20 @@ def events_target(namespace: str) -> WatchTarget:
 
 
 async def test_server_serves_old_resource_versions_from_its_watch_cache(async_client, namespace):
-    """What the real server does, part 1: a watch-cached resource (ConfigMaps, every kind the
-    agent watches) serves a watch from resourceVersion 1 while its cache still reaches back
-    that far, even after etcd compacted that history; no 410."""
-    await create(async_client, config_map(namespace, "x", labels=LABELS))
-    first = await first_event(async_client, f"api/v1/namespaces/{namespace}/configmaps")
+    """What the real server does, part 1: a watch-cached resource (as every kind the agent
+    watches) serves a watch from resourceVersion 1 while its cache still reaches back that far,
+    even after etcd compacted that history; no 410. The cache reaches back to the server's start
+    only until it first evicts an event, so the kind is one no other test writes: PodTemplates
+    (the agent writes ConfigMaps, and a session's worth of them fills that cache)."""
+    template = {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": "x", "namespace": namespace, "labels": LABELS},
+        "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+    }
+    path = f"api/v1/namespaces/{namespace}/podtemplates"
+    await request_json(async_client, "POST", path, body=template)
+    first = await first_event(async_client, path)
     assert first["type"] == "ADDED"
 
 

@@ -176,3 +176,19 @@ def test_claims_only_cannot_be_counted_offline():
     with pytest.raises(RenderError, match=r"resources\.claims"):
         container_gpus({"resources": {"claims": [{"name": "gpu"}]}})
     assert container_gpus({"resources": {"limits": {"cpu": "2"}}}) == 0
+
+
+# TestGeneratePodSpecForComponent_UnsupportedBackend (a single-node worker, role main)
+@pytest.mark.parametrize(
+    ("backend", "error"),
+    [("trtllm", None), ("unknown", "unsupported backend framework")],
+    ids=["TRTLLM backend implemented", "unknown backend"],
+)
+def test_unsupported_backend(backend, error):
+    from syncagent.render.multinode import backend_for
+
+    if error:
+        with pytest.raises(RenderError, match=error):
+            backend_for(backend)
+    else:
+        assert backend_for(backend).name == backend

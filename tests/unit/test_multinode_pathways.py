@@ -23,6 +23,7 @@ from syncagent.render import (
     generate_dcds,
     graph_sources,
     leader_worker_set,
+    origin_version,
     pod_template,
     render_graph,
 )
@@ -379,6 +380,18 @@ def test_executor_follows_the_graph_origin_version(graph_annotations, component_
     for pathway, (leader, _) in _templates(g).items():
         args = " ".join(_main(leader)["args"])
         assert args.startswith("ray start --head") is ray, pathway
+
+
+def test_origin_version_precedence_follows_upstream_propagation():
+    g = _vllm_graph()
+    g["spec"]["annotations"] = {ORIGIN: "0.9.0"}
+    assert origin_version(g, "decode") == "0.9.0"
+    g["metadata"]["annotations"] = {ORIGIN: "1.1.0"}
+    assert origin_version(g, "decode") == "1.1.0"
+    g["spec"]["components"][1]["podTemplate"]["metadata"] = {"annotations": {ORIGIN: "0.8.0"}}
+    assert origin_version(g, "decode") == "0.8.0"
+    assert origin_version(g, "prefill") == "1.1.0"
+    assert origin_version(_vllm_graph(), "decode") is None
 
 
 def test_origin_version_is_read_but_never_written():
