@@ -118,9 +118,12 @@ def _lws_templates(lwt: Mapping[str, Any]) -> Iterator[tuple[str, str, dict, Dep
 
 
 def component_annotations(graph: Mapping[str, Any], component: Mapping[str, Any]) -> dict:
+    """The pod-template annotations upstream's backends read (graph.go): the component's own,
+    then the graph's propagated metadata annotations, then its ``spec.annotations`` (lowest)."""
     graph_annotations = (graph.get("metadata") or {}).get("annotations") or {}
+    propagated = {k: v for k, v in graph_annotations.items() if k in PASS_ANNOTATIONS}
     pod = ((component.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {}
-    return {**{k: v for k, v in graph_annotations.items() if k in PASS_ANNOTATIONS}, **pod}
+    return {**(graph["spec"].get("annotations") or {}), **propagated, **pod}
 
 
 @pytest.mark.anyio
