@@ -1,4 +1,5 @@
-"""``syncagent render``: the objects the Component program would apply, offline."""
+"""``syncagent render``: the objects a program (Grove, DisaggregatedSet or Component) would
+apply, offline."""
 
 from __future__ import annotations
 
@@ -42,10 +43,14 @@ def register(subparsers: Any) -> None:
         "render",
         help="print the objects a graph renders to, offline (no cluster)",
         description=(
-            "Print every object the Component program would apply for a "
-            "DynamoGraphDeployment (or a standalone DynamoComponentDeployment), each with "
-            "its field manager. Reads no cluster: every capability is assumed available "
-            "unless switched off with --capability."
+            "Print every object a program would apply for a DynamoGraphDeployment, each with "
+            "its field manager: Grove (a PodCliqueSet), DisaggregatedSet (a DisaggregatedSet "
+            "plus DynamoComponentDeployments for the other components) or Component "
+            "(DynamoComponentDeployments, Deployments, LeaderWorkerSets), plus Services and "
+            "the discovery identity. The graph is routed as the agent would route it unless "
+            "--program names one. A standalone DynamoComponentDeployment renders as the "
+            "Component program applies it. Reads no cluster: every capability is assumed "
+            "available unless switched off with --capability."
         ),
     )
     parser.add_argument("-f", "--filename", required=True, metavar="FILE|-", help="manifest")
@@ -97,7 +102,7 @@ def render_object(
     env: Environment | None = None,
     program: str = "auto",
 ) -> list[Rendered]:
-    """What the Component program applies for one object; UserError when it cannot.
+    """What the routed (or ``program``) program applies for one object; UserError when it cannot.
 
     ``env`` describes the namespace; the default is an empty one (no pull Secrets, no
     labelled ServiceAccounts, no ready checkpoints, Kubernetes discovery).

@@ -29,11 +29,9 @@ from syncagent.render import (
     RenderError,
     component_selector,
     component_service,
-    deployment,
     discovery_identity,
     generate_dcds,
     graph_owner,
-    leader_worker_set,
     model_service,
     source_of,
 )
@@ -44,6 +42,7 @@ from syncagent.render.grove import (
     live_template_replicas,
     pcs_name,
     render_pod_clique_set,
+    service_workload,
 )
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
@@ -189,13 +188,10 @@ class GroveProgram:
         for dcd in dcds:
             source = source_of(dcd, graph=ctx.name)
             if wants_component_service(source, env):
-                workload = (
-                    leader_worker_set(source, env=env)
-                    if source.multinode
-                    else deployment(source, env=env)
-                )
                 rendered = component_service(
-                    source, workload=workload, owner=graph_owner(ctx.graph)
+                    source,
+                    workload=service_workload(source, env=env),
+                    owner=graph_owner(ctx.graph),
                 )
                 await service_cutover.ensure_component_service(
                     ctx.writer,

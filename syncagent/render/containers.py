@@ -10,6 +10,8 @@ MAIN = "main"
 FRONTEND_PORT = 8000
 SYSTEM_PORT = 9090
 NIXL_PORT = 19090
+PLANNER_METRICS_PORT = 9085
+PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"  # must exist; we do not create it
 
 
 def _http_probe(path: str, port: str, **timing: int) -> dict[str, Any]:
@@ -34,6 +36,7 @@ FRONTEND_PROBES: dict[str, dict[str, Any]] = {
         failureThreshold=3,
     ),
 }
+# Workers and the planner share these (upstream component_worker.go, component_planner.go).
 WORKER_PROBES: dict[str, dict[str, Any]] = {
     "livenessProbe": _http_probe(
         "/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1
@@ -118,6 +121,17 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
             command=("/bin/sh", "-c"),
             env=tuple(env),
             ports=(_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)),
+            probes=tuple(WORKER_PROBES.items()),
+        )
+    if inp.component_type == "planner":
+        env += [
+            {"name": "PLANNER_PROMETHEUS_PORT", "value": str(PLANNER_METRICS_PORT)},
+            {"name": "DYN_SYSTEM_PORT", "value": str(SYSTEM_PORT)},
+        ]
+        return MainDefaults(
+            command=("/bin/sh", "-c"),
+            env=tuple(env),
+            ports=(_port("metrics", PLANNER_METRICS_PORT), _port("system", SYSTEM_PORT)),
             probes=tuple(WORKER_PROBES.items()),
         )
     return MainDefaults(command=("/bin/sh", "-c"), env=tuple(env))

@@ -10,7 +10,7 @@ from typing import Any
 
 from fieldmanagers import components as components_manager
 from syncagent.render import labels as L
-from syncagent.render.containers import MAIN
+from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT
 from syncagent.render.inputs import (
     DCD_KIND,
     DGD_API_VERSION,
@@ -24,7 +24,6 @@ from syncagent.render.naming import dcd_name, dynamo_namespace
 
 BACKENDS = ("vllm", "sglang", "trtllm")
 _BACKEND_PATTERN = re.compile(r"dynamo\.(vllm|sglang|trtllm)")
-PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
 # Upstream bookkeeping we never write (rendering.md §1).
 _NEVER_LABELS = (L.WORKER_HASH,)
 _NEVER_ANNOTATIONS = (

@@ -238,6 +238,14 @@ def render_pod_clique_set(
     )
 
 
+def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:
+    """The workload whose metadata a Grove component Service carries (the DCD form, with
+    Grove's pods: a multinode worker needs no args there)."""
+    if source.multinode:
+        return leader_worker_set(source, env=env, grove=True)
+    return deployment(source, env=env)
+
+
 def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
     identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
@@ -249,11 +257,7 @@ def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Re
     models: dict[str, Rendered] = {}
     for source in sources:
         if wants_component_service(source, env):
-            workload = (
-                leader_worker_set(source, env=env)
-                if source.multinode
-                else deployment(source, env=env)
-            )
+            workload = service_workload(source, env=env)
             objects.append(component_service(source, workload=workload, owner=owner))
         if source.model and source.model not in models:
             models[source.model] = model_service(

@@ -53,9 +53,12 @@ def leader_worker_templates(
 
 
 def leader_worker_set(
-    source: ComponentSource, *, env: Environment, legacy_worker: bool = False
+    source: ComponentSource, *, env: Environment, legacy_worker: bool = False, grove: bool = False
 ) -> Rendered:
-    leader, worker = leader_worker_templates(source, env=env, legacy_worker=legacy_worker)
+    """The LeaderWorkerSet; ``grove`` renders Grove's pods (only Grove's Services use it)."""
+    leader, worker = leader_worker_templates(
+        source, env=env, legacy_worker=legacy_worker, grove=grove
+    )
     count = replicas(source, env)
     # The role label tells pods apart; on the LWS object itself it would only mislead selectors.
     template_labels = {k: v for k, v in leader["metadata"]["labels"].items() if k != L.ROLE}

@@ -11,7 +11,13 @@ import re
 from typing import Any, Literal
 
 from syncagent.render import labels as L
-from syncagent.render.containers import MAIN, DefaultsInput, apply_main_defaults, main_defaults
+from syncagent.render.containers import (
+    MAIN,
+    PLANNER_SERVICE_ACCOUNT,
+    DefaultsInput,
+    apply_main_defaults,
+    main_defaults,
+)
 from syncagent.render.inputs import (
     ComponentSource,
     Environment,
@@ -26,6 +32,7 @@ from syncagent.render.pullsecrets import pull_secret_refs
 
 Role = Literal["main", "leader", "worker"]
 SHARED_MEMORY = "shared-memory"
+SHM_PATH = "/dev/shm"
 DEFAULT_SHM = "8Gi"
 _ZERO_QUANTITY = re.compile(r"\+?0*\.?0*(e[+-]?\d+)?[a-z]*", re.IGNORECASE)
 # Annotations never copied into pods: ours to drop, or kubectl's copy of the whole manifest.
@@ -109,14 +116,20 @@ def pod_template(
         )
     )
     main = apply_main_defaults(containers[index], defaults)
+    _check_mounts(main)
     backend.update_container(main, launch)
     _sort_added_env(main, user_count=len(containers[index].get("env") or []))
-    if role != "main":
+    # Upstream checks command and args only where a LeaderWorkerSet runs the pod (its DCD
+    # controller); Grove cliques take a multinode worker without args.
+    if role != "main" and not grove:
         _check_lws_main(main)
     containers[index] = main
     spec["containers"] = containers
     _pod_basics(spec, source=source)
     backend.update_pod_spec(spec, main, launch)
+    spec["volumes"] = volumes_for_mounts(spec.get("volumes") or [], main.get("volumeMounts") or [])
+    if not spec["volumes"]:
+        del spec["volumes"]
     _pod_identity(spec, source=source, env=env)
     annotations = pod_annotations(source)
     metadata: dict[str, Any] = {
@@ -125,6 +138,14 @@ def pod_template(
     if annotations:
         metadata["annotations"] = annotations
     return {"metadata": metadata, "spec": spec}
+
+
+def _check_mounts(main: dict[str, Any]) -> None:
+    for mount in main.get("volumeMounts") or []:
+        if not mount.get("name"):
+            raise RenderError("volumeMount.name is required")
+        if not mount.get("mountPath"):
+            raise RenderError(f"volumeMount.mountPath is required for {mount['name']}")
 
 
 def _check_lws_main(main: dict[str, Any]) -> None:
@@ -162,6 +183,10 @@ def _pod_identity(spec: dict[str, Any], *, source: ComponentSource, env: Environ
 
 
 def _service_account(source: ComponentSource, env: Environment) -> str:
+    # Upstream's planner pod defaults name its account before discovery is consulted, so a
+    # standalone planner DCD gets it too (a graph's planner DCD already carries it).
+    if source.type == "planner":
+        return PLANNER_SERVICE_ACCOUNT
     if discovery_on(source, env):
         return discovery_service_account(source.parent)
     labelled = sorted(env.component_pod_service_accounts)
@@ -174,20 +199,41 @@ def is_zero_quantity(value: object) -> bool:
 
 
 def _shared_memory(spec: dict[str, Any], size: object) -> None:
+    """The ``shared-memory`` emptyDir at /dev/shm of ``main``, replacing any user volume of that
+    name and any ``main`` mount of that name or path (upstream shared_memory.go)."""
     if size is not None and is_zero_quantity(size):
         return
-    volumes = list(spec.get("volumes") or [])
-    if all(v.get("name") != SHARED_MEMORY for v in volumes):
-        empty_dir = {"medium": "Memory", "sizeLimit": str(size) if size else DEFAULT_SHM}
-        volumes.append({"name": SHARED_MEMORY, "emptyDir": empty_dir})
-    spec["volumes"] = volumes
+    volumes = [v for v in spec.get("volumes") or [] if v.get("name") != SHARED_MEMORY]
+    empty_dir = {"medium": "Memory", "sizeLimit": str(size) if size else DEFAULT_SHM}
+    spec["volumes"] = [*volumes, {"name": SHARED_MEMORY, "emptyDir": empty_dir}]
     for container in spec["containers"]:
         if container.get("name") != MAIN:
             continue
-        mounts = list(container.get("volumeMounts") or [])
-        if all(m.get("name") != SHARED_MEMORY and m.get("mountPath") != "/dev/shm" for m in mounts):
-            mounts.append({"name": SHARED_MEMORY, "mountPath": "/dev/shm"})
-        container["volumeMounts"] = mounts
+        mounts = [
+            m
+            for m in container.get("volumeMounts") or []
+            if m.get("name") != SHARED_MEMORY and m.get("mountPath") != SHM_PATH
+        ]
+        container["volumeMounts"] = [*mounts, {"name": SHARED_MEMORY, "mountPath": SHM_PATH}]
+
+
+def volumes_for_mounts(
+    volumes: list[dict[str, Any]], mounts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Volumes ordered as ``main`` mounts them, then the unmounted ones in their order; a mount
+    with no volume of its name gets a PersistentVolumeClaim volume of that name (upstream
+    ``appendMissingPVCVolumesForMounts``, the v1alpha1 ``volumeMounts`` contract)."""
+    by_name = {str(v.get("name")): v for v in volumes}
+    ordered: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for mount in mounts:
+        name = str(mount.get("name") or "")
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        pvc = {"name": name, "persistentVolumeClaim": {"claimName": name}}
+        ordered.append(by_name.get(name) or pvc)
+    return ordered + [v for v in volumes if v.get("name") not in seen]
 
 
 def checkpoint_ref(spec: Any) -> str | None:

@@ -472,9 +472,10 @@ def test_trtllm_pods_mount_the_ssh_keys_before_shared_memory():
     for template in (lwt["leaderTemplate"], lwt["workerTemplate"]):
         main = _main(template)
         assert [m["mountPath"] for m in main["volumeMounts"]] == ["/ssh-pk", "/dev/shm"]
+        # Volumes follow main's mounts (upstream appendMissingPVCVolumesForMounts).
         assert [v["name"] for v in template["spec"]["volumes"]] == [
-            "shared-memory",
             "mpi-run-ssh-secret",
+            "shared-memory",
         ]
         assert {"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "1"} in main["env"]
 

@@ -293,3 +293,14 @@ def test_discovery_backend_flag(tmp_path, capsys):
     ]
     pod = items[2]["object"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "default"
+
+
+def test_help_names_every_program(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["render", "--help"])
+    assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the Component program would apply" not in text
+    for program in ("Grove (a PodCliqueSet)", "DisaggregatedSet", "Component"):
+        assert program in text
+    assert "--program {auto,component,disaggregatedset,grove}" in text

@@ -322,13 +322,13 @@ def test_user_values_win_and_user_env_comes_first():
     assert main["livenessProbe"] == {"exec": {"command": ["true"]}}
 
 
-def test_other_types_get_only_common_defaults():
+def test_untyped_components_get_only_common_defaults():
     spec = {
         "name": "p",
-        "type": "planner",
         "podTemplate": {"spec": {"containers": [{"name": "main", "image": "p:1"}]}},
     }
-    main = main_of(pod_template(standalone("p", spec), role="main", env=Environment()))
+    template = pod_template(standalone("p", spec), role="main", env=Environment())
+    main = main_of(template)
     assert main["command"] == ["/bin/sh", "-c"]
     assert "ports" not in main
     assert "livenessProbe" not in main
@@ -342,11 +342,8 @@ def test_other_types_get_only_common_defaults():
         "POD_NAMESPACE",
         "POD_UID",
     }
-    untyped = dict(spec)
-    untyped.pop("type")
-    template = pod_template(standalone("p", untyped), role="main", env=Environment())
     assert template["metadata"]["labels"]["nvidia.com/dynamo-component-type"] == "default"
-    assert env_dict(main_of(template))["DYN_COMPONENT"] == "default"
+    assert env_dict(main)["DYN_COMPONENT"] == "default"
 
 
 def test_metrics_label_off_when_annotation_false():

@@ -1,0 +1,39 @@
+"""Fixtures of the parity tier. It fails at once, before any control plane starts, without
+upstream's data."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lightkube import AsyncClient, Client, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Namespace
+from parity_support import require_reference
+
+from syncagent.ssa.api import KubeApi
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reference_data() -> Path:
+    return require_reference()
+
+
+@pytest.fixture
+def clusterenv_namespace(kubeconfig: KubeConfig) -> Iterator[str]:
+    """A fresh namespace named as upstream's clusterenv names them (its contracts match
+    ``clusterenv-*`` namespaces)."""
+    name = f"clusterenv-{uuid.uuid4().hex[:8]}"
+    with Client(config=kubeconfig) as c:
+        c.create(Namespace(metadata=ObjectMeta(name=name)))
+    yield name
+    with Client(config=kubeconfig) as c:
+        c.delete(Namespace, name)
+
+
+@pytest.fixture
+def api(async_client: AsyncClient) -> KubeApi:
+    """Raw apply on the test control plane: every field the server returns is kept."""
+    return KubeApi(async_client)

@@ -1,0 +1,262 @@
+"""The deliberate differences from upstream, read from ``docs/parity.md``. Pure: no I/O.
+
+Each difference is a ``### D<n>. <title>`` section of that file: prose giving the reason, then
+one fenced block tagged ``yaml parity``::
+
+    cases: [golden/dgd/components, dgdr/*]      # globs over parity case ids
+    documents: [Deployment, LeaderWorkerSet]     # kinds of the expected documents it edits
+    changes:
+      - path: '**.env[name=DYN_NAMESPACE_WORKER_SUFFIX]'
+        absent: true                             # we do not render it
+      - path: metadata.name
+        rewrite: {pattern: '^\\$glob:(.*)-\\*$', to: '\\1'}
+      - path: spec.template.metadata.labels.role
+        value: leader                            # we render this value instead
+        where: ...                               # optional: only where the expected node equals it
+
+A change edits upstream's expected documents before matching, so what remains compared is
+upstream's contract minus exactly the listed differences: an unlisted difference fails the
+comparison. A listed difference that edits nothing in a case it names is stale and fails too.
+
+Paths: ``.``-separated keys (``"quoted"`` when they contain dots or slashes), ``*`` (every
+child), ``**`` (any depth, itself included), ``[*]`` (every list item), ``[key=value]`` (list items
+whose ``key`` equals ``value``).
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from golden_contract import NOTEXISTS, STRICT
+
+_HEADING = re.compile(r"^### (D\d+)\. (.+)$", re.MULTILINE)
+_SECTION_END = re.compile(r"^#{1,3} ", re.MULTILINE)
+_BLOCK = re.compile(r"^```yaml parity\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+_TOKEN = re.compile(r'\.?(?:"([^"]*)"|(\*\*)|(\*)|\[\*\]|\[([^=\]]+)=([^\]]*)\]|([^."\[\]*]+))')
+_UNSET = object()
+
+
+class DifferencesError(ValueError):
+    """``docs/parity.md`` does not describe its differences as this module reads them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    kind: str  # key | any | deep | item | select
+    key: str = ""
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: tuple[Segment, ...]
+    text: str
+    absent: bool = False
+    value: Any = _UNSET
+    rewrite: tuple[str, str] | None = None
+    where: Any = _UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    id: str
+    title: str
+    reason: str
+    cases: tuple[str, ...]
+    documents: tuple[str, ...]
+    changes: tuple[Change, ...]
+
+    def applies_to(self, case: str) -> bool:
+        return any(fnmatch.fnmatchcase(case, pattern) for pattern in self.cases)
+
+
+# -- reading docs/parity.md -------------------------------------------------------------------
+
+
+def parse_differences(markdown: str) -> list[Difference]:
+    out = []
+    headings = list(_HEADING.finditer(markdown))
+    for heading in headings:
+        rest = markdown[heading.end() :]
+        end = _SECTION_END.search(rest)
+        body = rest[: end.start()] if end else rest
+        out.append(_difference(heading.group(1), heading.group(2).strip(), body))
+    ids = [d.id for d in out]
+    if len(set(ids)) != len(ids):
+        raise DifferencesError(f"duplicate difference ids in {ids}")
+    return out
+
+
+def _difference(ident: str, title: str, body: str) -> Difference:
+    blocks = _BLOCK.findall(body)
+    if len(blocks) != 1:
+        raise DifferencesError(f"{ident}: needs exactly one ```yaml parity block")
+    reason = " ".join(_BLOCK.sub("", body).split())
+    if not reason:
+        raise DifferencesError(f"{ident}: the reason (prose before the block) is missing")
+    data = yaml.safe_load(blocks[0]) or {}
+    unknown = set(data) - {"cases", "documents", "changes"}
+    if unknown or not data.get("cases") or not data.get("changes"):
+        raise DifferencesError(f"{ident}: needs cases and changes (unknown keys: {unknown})")
+    return Difference(
+        id=ident,
+        title=title,
+        reason=reason,
+        cases=tuple(str(c) for c in data["cases"]),
+        documents=tuple(str(d) for d in data.get("documents") or ()),
+        changes=tuple(_change(ident, c) for c in data["changes"]),
+    )
+
+
+def _change(ident: str, data: Mapping[str, Any]) -> Change:
+    unknown = set(data) - {"path", "absent", "value", "rewrite", "where"}
+    actions = [k for k in ("absent", "value", "rewrite") if k in data]
+    if unknown or len(actions) != 1 or "path" not in data:
+        raise DifferencesError(f"{ident}: a change needs a path and one of absent/value/rewrite")
+    if "absent" in data and data["absent"] is not True:
+        raise DifferencesError(f"{ident}: absent must be true")
+    rewrite = data.get("rewrite")
+    return Change(
+        path=parse_path(str(data["path"])),
+        text=str(data["path"]),
+        absent="absent" in data,
+        value=data.get("value", _UNSET),
+        rewrite=(str(rewrite["pattern"]), str(rewrite["to"])) if rewrite else None,
+        where=data.get("where", _UNSET),
+    )
+
+
+def parse_path(text: str) -> tuple[Segment, ...]:
+    segments, pos = [], 0
+    while pos < len(text):
+        token = _TOKEN.match(text, pos)
+        if token is None or (pos == 0 and text.startswith(".")):
+            raise DifferencesError(f"bad path {text!r} at {pos}")
+        quoted, deep, star, sel_key, sel_value, bare = token.groups()
+        if quoted is not None or bare is not None:
+            segments.append(Segment("key", quoted if quoted is not None else bare))
+        elif deep:
+            segments.append(Segment("deep"))
+        elif star:
+            segments.append(Segment("any"))
+        elif sel_key is not None:
+            segments.append(Segment("select", sel_key, sel_value))
+        else:
+            segments.append(Segment("item"))
+        pos = token.end()
+    if not segments:
+        raise DifferencesError("empty path")
+    return tuple(segments)
+
+
+# -- editing expectations ---------------------------------------------------------------------
+
+
+Step = tuple[Any, Any]  # (container, key): one step from the document root
+
+
+def _children(node: Any) -> Iterator[Step]:
+    if isinstance(node, dict):
+        yield from ((node, k) for k in list(node))
+    elif isinstance(node, list):
+        yield from ((node, i) for i in range(len(node)))
+
+
+def _targets(
+    node: Any, path: Sequence[Segment], chain: tuple[Step, ...] = ()
+) -> Iterator[tuple[Step, ...]]:
+    """The steps from the root to every node the path selects; a final plain key may be
+    absent (a ``value`` change creates it)."""
+    head, rest = path[0], path[1:]
+    if head.kind == "deep":
+        if rest:
+            yield from _targets(node, rest, chain)
+        for step in _children(node):
+            yield from _targets(step[0][step[1]], path, (*chain, step))
+        return
+    if head.kind == "key":
+        steps = [(node, head.key)] if isinstance(node, dict) else []
+        if rest:
+            steps = [(c, k) for c, k in steps if k in c]
+    elif head.kind == "any":
+        steps = list(_children(node))
+    elif head.kind == "item":
+        steps = list(_children(node)) if isinstance(node, list) else []
+    else:
+        steps = [
+            (node, i)
+            for i, item in enumerate(node if isinstance(node, list) else [])
+            if isinstance(item, dict) and str(item.get(head.key)) == head.value
+        ]
+    for container, key in steps:
+        if rest:
+            yield from _targets(container[key], rest, (*chain, (container, key)))
+        else:
+            yield (*chain, (container, key))
+
+
+def _selected(doc: Mapping[str, Any], documents: Sequence[str]) -> bool:
+    return not documents or doc.get("kind") in documents
+
+
+def apply_differences(
+    docs: Sequence[Mapping[str, Any]], differences: Sequence[Difference]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Copies of ``docs`` edited by every difference, and how many edits each one made."""
+    edited = [copy.deepcopy(dict(d)) for d in docs]
+    counts = {d.id: 0 for d in differences}
+    for difference in differences:
+        for doc in edited:
+            if _selected(doc, difference.documents):
+                for change in difference.changes:
+                    counts[difference.id] += _apply(doc, change)
+    return edited, counts
+
+
+def _apply(doc: dict[str, Any], change: Change) -> int:
+    done = 0
+    removals: list[Step] = []
+    for chain in list(_targets(doc, change.path)):
+        container, key = chain[-1]
+        present = key in container if isinstance(container, dict) else True
+        current = container[key] if present else _UNSET
+        if change.where is not _UNSET and current != change.where:
+            continue
+        if change.absent:
+            if not present:
+                continue
+            if isinstance(container, list):
+                removals.append((container, key))
+            else:
+                container[key] = NOTEXISTS
+                _prune(chain)
+        elif change.rewrite:
+            if not isinstance(current, str):
+                continue
+            new = re.sub(change.rewrite[0], change.rewrite[1], current)
+            if new == current:
+                continue
+            container[key] = new
+        else:
+            container[key] = copy.deepcopy(change.value)
+        done += 1
+    for container, index in sorted(removals, key=lambda r: r[1], reverse=True):
+        del container[index]
+    return done
+
+
+def _prune(chain: Sequence[Step]) -> None:
+    """A mapping left with nothing but absent fields is absent itself (we render no empty
+    mappings), up the chain of mappings."""
+    for container, key in reversed(chain[:-1]):
+        node = container[key]
+        fields = [v for k, v in node.items() if k != STRICT] if isinstance(node, dict) else [1]
+        if isinstance(container, list) or not all(v == NOTEXISTS for v in fields):
+            return
+        container[key] = NOTEXISTS
