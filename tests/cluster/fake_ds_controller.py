@@ -35,6 +35,61 @@ def revision_of(ds: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(roles)).hexdigest()[:8]
 
 
+def child_name(ds: str, role: str, rev: str, *, slice_index: int = 0, v010: bool = False) -> str:
+    return f"{ds}-{slice_index}-{rev}-{role}" if v010 else f"{ds}-{rev}-{role}"
+
+
+def child_manifest(
+    ds: dict[str, Any],
+    role: dict[str, Any],
+    *,
+    slice_index: int,
+    rev: str,
+    replicas: int | None,
+    v010: bool = False,
+) -> dict[str, Any]:
+    """The child LeaderWorkerSet this fake creates for ``role`` of ``ds`` at revision ``rev``
+    (the e2e tier compares it with what the real controller creates)."""
+    ds_name, role_name = ds["metadata"]["name"], role["name"]
+    labels = {
+        "app": f"{ds_name}-{slice_index}-{role_name}" if v010 else f"{ds_name}-{role_name}",
+        G + "name": ds_name,
+        G + "role": role_name,
+        G + "revision": rev,
+    }
+    if v010:
+        labels[G + "slice"] = str(slice_index)
+    role_meta = role.get("metadata") or {}
+    spec = copy.deepcopy(role["spec"])
+    if replicas is not None:
+        spec["replicas"] = replicas
+    for key in ("leaderTemplate", "workerTemplate"):
+        template = spec["leaderWorkerTemplate"].get(key)
+        if template is not None:
+            meta = template.setdefault("metadata", {})
+            meta["labels"] = {**(meta.get("labels") or {}), **labels}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": LWS,
+        "metadata": {
+            "name": child_name(ds_name, role_name, rev, slice_index=slice_index, v010=v010),
+            "labels": {**(role_meta.get("labels") or {}), **labels},
+            "annotations": dict(role_meta.get("annotations") or {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": "disaggregatedset.x-k8s.io/v1",
+                    "kind": "DisaggregatedSet",
+                    "name": ds_name,
+                    "uid": ds["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": spec,
+    }
+
+
 class FakeDsController:
     def __init__(self, kube: Kube, namespace: str, *, v010: bool = False) -> None:
         self.kube = kube
@@ -68,9 +123,7 @@ class FakeDsController:
             self._sync_set(ds)
 
     def _name(self, ds: str, slice_index: int, rev: str, role: str) -> str:
-        if self.v010:
-            return f"{ds}-{slice_index}-{rev}-{role}"
-        return f"{ds}-{rev}-{role}"
+        return child_name(ds, role, rev, slice_index=slice_index, v010=self.v010)
 
     def _sync_set(self, ds: dict[str, Any]) -> None:
         rev = revision_of(ds)
@@ -135,47 +188,10 @@ class FakeDsController:
         *,
         replicas: int | None,
     ) -> dict[str, Any]:
-        ds_name, role_name = ds["metadata"]["name"], role["name"]
-        labels = {
-            "app": f"{ds_name}-{slice_index}-{role_name}"
-            if self.v010
-            else f"{ds_name}-{role_name}",
-            G + "name": ds_name,
-            G + "role": role_name,
-            G + "revision": rev,
-        }
-        if self.v010:
-            labels[G + "slice"] = str(slice_index)
-        role_meta = role.get("metadata") or {}
-        spec = copy.deepcopy(role["spec"])
-        if replicas is not None:
-            spec["replicas"] = replicas
-        for key in ("leaderTemplate", "workerTemplate"):
-            template = spec["leaderWorkerTemplate"].get(key)
-            if template is not None:
-                meta = template.setdefault("metadata", {})
-                meta["labels"] = {**(meta.get("labels") or {}), **labels}
-        body = {
-            "apiVersion": "leaderworkerset.x-k8s.io/v1",
-            "kind": LWS,
-            "metadata": {
-                "name": name,
-                "namespace": self.ns,
-                "labels": {**(role_meta.get("labels") or {}), **labels},
-                "annotations": dict(role_meta.get("annotations") or {}),
-                "ownerReferences": [
-                    {
-                        "apiVersion": "disaggregatedset.x-k8s.io/v1",
-                        "kind": "DisaggregatedSet",
-                        "name": ds_name,
-                        "uid": ds["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
-            },
-            "spec": spec,
-        }
+        body = child_manifest(
+            ds, role, slice_index=slice_index, rev=rev, replicas=replicas, v010=self.v010
+        )
+        body["metadata"]["namespace"] = self.ns
         created = self.kube.request(
             "POST", self.kube.path(LWS, self.ns), body, fieldManager=MANAGER
         )
