@@ -124,8 +124,10 @@ class ControlPlane:
     def _log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
 
-    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        proc = procs.spawn(cmd, log=self._log(name))
+    def _spawn(
+        self, name: str, cmd: list[str], *, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        proc = procs.spawn(cmd, log=self._log(name), env=env)
         self._procs.append(proc)
         return proc
 
@@ -220,15 +222,7 @@ class ControlPlane:
         """Apply every CRD, wait until all are Established, return one sample kind per CRD."""
         docs = [doc for path in self.crd_paths() for doc in _load_yaml(path) if doc]
         for doc in docs:
-            name = doc["metadata"]["name"]
-            resp = http.patch(
-                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
-                params={"fieldManager": FIELD_MANAGER, "force": "true"},
-                content=orjson.dumps(doc),
-                headers={"Content-Type": "application/apply-patch+yaml"},
-            )
-            if resp.status_code >= 300:
-                raise ControlPlaneError(f"CustomResourceDefinition/{name}: {resp.text[:2000]}")
+            apply(http, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc)
         for doc in docs:
             name = doc["metadata"]["name"]
             poll(lambda n=name: _established(http, n), what=f"CRD {name} Established", log=None)
@@ -289,6 +283,19 @@ class ControlPlane:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def apply(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:
+    """Server-side apply ``doc`` (cluster-scoped, under ``collection``) as the dev cluster."""
+    name = doc["metadata"]["name"]
+    resp = http.patch(
+        f"{collection}/{name}",
+        params={"fieldManager": FIELD_MANAGER, "force": "true"},
+        content=orjson.dumps(doc),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    if resp.status_code >= 300:
+        raise ControlPlaneError(f"{doc['kind']}/{name}: {resp.text[:2000]}")
 
 
 def write_kubeconfig(path: Path, *, server: str, ca: Path, cert: Path, key: Path) -> None:

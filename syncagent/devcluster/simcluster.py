@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import orjson
 
-from syncagent.devcluster import kwok, lws_manager, procs, versions
+from syncagent.devcluster import kwok, lws_manager, versions
 from syncagent.devcluster.build import (
     Binaries,
     ensure_tool,
@@ -35,10 +34,10 @@ from syncagent.devcluster.build import (
     lws_manager_tool,
 )
 from syncagent.devcluster.controlplane import (
-    FIELD_MANAGER,
     ControlPlane,
     ControlPlaneError,
     answers_ok,
+    apply,
     free_port,
     poll,
     write_kubeconfig,
@@ -115,18 +114,21 @@ class SimulatedCluster(ControlPlane):
                 health_port=health_port,
             )
         )
-        proc = procs.spawn(
+        self._spawn(
+            "lws-manager",
             lws_manager.command(manager, config=config),
-            log=self._log("lws-manager"),
             env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
         )
-        self._procs.append(proc)
         with httpx2.Client(base_url=f"http://127.0.0.1:{health_port}", timeout=2.0) as health:
-            poll(lambda: answers_ok(health, "/readyz"), what="LWS manager /readyz", log=config)
+            poll(
+                lambda: answers_ok(health, "/readyz"),
+                what="LWS manager /readyz",
+                log=self._log("lws-manager"),
+            )
         for doc in lws_manager.webhook_configurations(
             self.lws_version, port=webhook_port, ca_pem=self.pki.ca_cert.read_bytes()
         ):
-            _apply(http, f"/apis/admissionregistration.k8s.io/v1/{_plural(doc)}", doc)
+            apply(http, f"/apis/admissionregistration.k8s.io/v1/{_plural(doc)}", doc)
         # The API server picks webhook configurations up asynchronously; a dry run that comes
         # back defaulted proves the whole path (configuration, TLS, the manager's handler).
         poll(
@@ -189,12 +191,11 @@ class SimulatedCluster(ControlPlane):
         config.write_text(kwok.stage_config())
         home = self.workdir / "kwok-home"  # kwok also reads ~/.kwok/kwok.yaml; not the user's
         home.mkdir(exist_ok=True)
-        proc = procs.spawn(
+        self._spawn(
+            "kwok",
             kwok.command(binary, kubeconfig=self.kubeconfig, config=config),
-            log=self._log("kwok"),
             env={**os.environ, "HOME": str(home)},
         )
-        self._procs.append(proc)
         for index in range(self.nodes):
             _create(http, "/api/v1/nodes", kwok.node(index))
         poll(
@@ -219,18 +220,6 @@ def _plural(doc: dict[str, Any]) -> str:
         "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
         "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
     }[doc["kind"]]
-
-
-def _apply(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:
-    name = doc["metadata"]["name"]
-    resp = http.patch(
-        f"{collection}/{name}",
-        params={"fieldManager": FIELD_MANAGER, "force": "true"},
-        content=orjson.dumps(doc),
-        headers={"Content-Type": "application/apply-patch+yaml"},
-    )
-    if resp.status_code >= 300:
-        raise ControlPlaneError(f"{doc['kind']}/{name}: {resp.text[:2000]}")
 
 
 def _create(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:
