@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from e2e_support import pod_ready, pods, ready_endpoints, wait_ready
-from test_agent_support import Kube, condition, example_graph, running_agent
+from e2e_support import DEADLINE, pod_ready, pods, ready_endpoints, wait_ready
+from test_agent_support import Kube, condition, eventually, example_graph, running_agent
 from test_ds_harness import DCD, DGD, LWS, names
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -21,7 +21,7 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
     """Frontend and a 2-replica decode as Deployments, a multinode prefill as an LWS."""
     kube = Kube(client)
     kube.create(example_graph(namespace))
-    with running_agent(control_plane.kubeconfig, namespace=namespace):
+    with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         wait_ready(kube, namespace, "demo", what="the Component graph Ready")
         dcds = {d["metadata"]["name"]: d for d in kube.list(DCD, namespace)}
         assert set(dcds) == {"demo-frontend", "demo-decode", "demo-prefill"}
@@ -45,6 +45,19 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
         assert len(ready_endpoints(kube, namespace, "demo-decode")) == 2
         # the prefill Service selects the leader only
         assert len(ready_endpoints(kube, namespace, "demo-prefill")) == 1
+        # converged through the LWS webhooks and the controllers' own writes: a forced
+        # reconcile of the graph and its DCDs writes nothing
+        writes = agent.scrape().writes()
+        before = agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
+        kube.edit_graph(
+            namespace, "demo", lambda g: g["metadata"].setdefault("annotations", {}).update(t="1")
+        )
+        eventually(
+            lambda: agent.scrape().sum("syncagent_reconcile_total", controller="dgd") > before,
+            deadline=DEADLINE,
+            what="a reconcile",
+        )
+        assert agent.scrape().writes() == writes
 
 
 def test_readme_example_reaches_ready(control_plane, client, namespace):
