@@ -17,7 +17,7 @@ from syncagent.devcluster.gomod import module_dir
 NODE_ANNOTATION = "kwok.x-k8s.io/node"
 NODE_PREFIX = "kwok-gpu-"
 GPU = "nvidia.com/gpu"
-LEASE_SECONDS = 40  # kwokctl's default; the node lifecycle controller's grace period is 50 s
+LEASE_SECONDS = 40  # kwokctl's default
 
 # kwokctl's defaults (pkg/kwokctl/runtime/cluster.go: getDefaultNodeStages with a lease,
 # getDefaultPodStages), as files of the module.

@@ -161,6 +161,9 @@ class SimulatedCluster(ControlPlane):
                 f"--cluster-signing-cert-file={p.ca_cert}",
                 f"--cluster-signing-key-file={p.ca_key}",
                 "--concurrent-gc-syncs=20",
+                # kwok renews node Leases; on a starved machine a renewal can come late, and a
+                # node marked NotReady would take its pods' readiness (and endpoints) with it.
+                "--node-monitor-grace-period=5m",
                 "--v=1",
             ],
         )
