@@ -94,12 +94,20 @@ def _read_state(name: str) -> dict[str, Any] | None:
     path = folder / STATE_FILE
     if not path.exists():
         return None
-    pid_file = folder / "supervisor.pid"
-    if not pid_file.exists() or not _alive(int(pid_file.read_text())):
+    if _supervisor(name) is None:
         shutil.rmtree(folder, ignore_errors=True)
         return None
     state: dict[str, Any] = json.loads(path.read_text())
     return state
+
+
+def _supervisor(name: str) -> int | None:
+    """The pid of the cluster's supervisor while it is alive."""
+    pid_file = _state_dir(name) / "supervisor.pid"
+    if not pid_file.exists():
+        return None
+    pid = int(pid_file.read_text())
+    return pid if _alive(pid) else None
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -117,6 +125,12 @@ def _up(args: argparse.Namespace) -> int:
         print(f"{where} already running: {state['server']} ({state['version']})")
         print(f"export KUBECONFIG={state['kubeconfig']}")
         return 0
+    starting = _supervisor(args.name)
+    if starting is not None:
+        raise UserError(
+            f"{where}: still starting (supervisor pid {starting}); run `syncagent dev-cluster "
+            f"up --name {args.name}` again once it is up, or `down` it"
+        )
     try:
         ensure_binaries()
         if kind == FULL:
