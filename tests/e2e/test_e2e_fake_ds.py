@@ -14,6 +14,7 @@ import json
 import threading
 from typing import Any
 
+import httpx2
 import orjson
 from e2e_support import DEADLINE, DS_REVISION, DS_ROLE, ds_children
 from fake_ds_controller import child_manifest, child_name
@@ -83,12 +84,15 @@ class _Changes:
         try:
             while not self._stop.is_set():
                 params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}
-                with own.http.stream(
-                    "GET", own.path("LeaderWorkerSet", self.ns), params=params
-                ) as resp:
-                    for line in resp.iter_lines():
-                        if line:
-                            rv = self._record(orjson.loads(line)) or rv
+                try:
+                    with own.http.stream(
+                        "GET", own.path("LeaderWorkerSet", self.ns), params=params
+                    ) as resp:
+                        for line in resp.iter_lines():
+                            if line:
+                                rv = self._record(orjson.loads(line)) or rv
+                except httpx2.TransportError:
+                    self._stop.wait(0.2)  # resume from the last resourceVersion seen
         finally:
             own.http.close()
 
