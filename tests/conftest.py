@@ -1,8 +1,9 @@
 """Fixtures shared by every tier.
 
 Cluster tests (``tests/cluster/``) get a real control plane per LWS version, started lazily on
-first use and stopped when the session ends; each test gets its own namespace. ``ci_policy``
-makes a run fail when it skipped anything or a tier it asked for executed no test.
+first use and stopped when the session ends; each test gets its own namespace. The e2e tier
+(``tests/e2e/``) overrides ``control_plane`` with one simulated full cluster per session.
+``ci_policy`` makes a run fail when it skipped anything or a tier it asked for executed no test.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lightkube.resources.core_v1 import Namespace
 
 from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
+from syncagent.devcluster.simcluster import ensure_tools
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_MANAGER = "syncagent-tests"
@@ -112,10 +114,12 @@ def namespace(kubeconfig: KubeConfig) -> Iterator[str]:
 
 _PLANES = pytest.StashKey[ControlPlanes]()
 # The markers that decide which binaries a run builds: ``cluster`` for the cluster tier, ``helm``
-# for the chart tier and every ``test_helm*`` file.
+# for the chart tier and every ``test_helm*`` file, ``e2e`` (the simulated cluster) for the e2e
+# tier: the control plane's binaries plus kwok and the LWS manager.
 BUILDERS = {
     "cluster": lambda: ensure_binaries().kube_apiserver.parent,
     "helm": ensure_helm,
+    "e2e": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
 }
 
 
@@ -124,6 +128,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = tier_of(item.nodeid)
         if tier == "cluster":
             item.add_marker(pytest.mark.cluster)
+        if tier == "e2e":
+            item.add_marker(pytest.mark.e2e)
         if tier == "chart" or Path(str(item.path)).name.startswith("test_helm"):
             item.add_marker(pytest.mark.helm)
 

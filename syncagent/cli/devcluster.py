@@ -1,4 +1,4 @@
-"""``syncagent dev-cluster up|down|env``: a real local control plane for trying syncagent out."""
+"""``syncagent dev-cluster up|down|env``: a real local cluster for trying syncagent out."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from syncagent.api import crdgen
 from syncagent.cli.errors import UserError
 from syncagent.devcluster import build, ensure_binaries, versions
 from syncagent.devcluster.gomod import GoModuleError
-from syncagent.devcluster.supervisor import STATE_FILE
+from syncagent.devcluster.simcluster import DEFAULT_NODES, ensure_tools
+from syncagent.devcluster.supervisor import BARE, FULL, STATE_FILE
 
 _UP_DEADLINE = 300.0
 
@@ -25,21 +27,45 @@ _UP_DEADLINE = 300.0
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "dev-cluster",
-        help="start, stop or locate a local control plane with every CRD syncagent uses",
+        help="start, stop or locate a local cluster with every CRD syncagent uses",
         description=(
-            "A real etcd + kube-apiserver + kube-controller-manager (garbage collector and namespace "
-            "controllers) on loopback, built from pinned Go modules and cached in "
-            f"{build.cache_root()}. Honours KUBEBUILDER_ASSETS."
+            "A local cluster on loopback, built from pinned Go modules and cached in "
+            f"{build.cache_root()}. By default a simulated full cluster: etcd, kube-apiserver, "
+            "kube-controller-manager with all its controllers, kube-scheduler, kwok GPU nodes "
+            "whose pods become Running and Ready without running containers, and the real "
+            "LeaderWorkerSet manager (LWS and DisaggregatedSet controllers, webhooks). With "
+            "--bare, only etcd + kube-apiserver + kube-controller-manager (garbage collector "
+            "and namespace controllers). Honours KUBEBUILDER_ASSETS."
         ),
     )
+    # --name goes before or after the action; after it, it wins.
     parser.add_argument("--name", default="default", help="which local cluster (default: default)")
+    named = argparse.ArgumentParser(add_help=False)
+    named.add_argument("--name", default=argparse.SUPPRESS, help="which local cluster")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    up = actions.add_parser("up", help="build if needed, start, and print the server version")
+    up = actions.add_parser(
+        "up", parents=[named], help="build if needed, start, and print the server version"
+    )
+    up.add_argument(
+        "--bare",
+        action="store_true",
+        help="only etcd, kube-apiserver and the garbage collector and namespace controllers",
+    )
+    up.add_argument(
+        "--nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"simulated GPU nodes (default {DEFAULT_NODES}; not with --bare)",
+    )
     up.add_argument(
         "--lws-version",
         default=versions.DEFAULT_LWS,
         choices=versions.LWS_VERSIONS,
-        help="which LeaderWorkerSet/DisaggregatedSet CRDs to install",
+        help=(
+            "which LeaderWorkerSet/DisaggregatedSet CRDs to install (and manager to run; only "
+            f"{', '.join(versions.LWS_MANAGER_VERSIONS)} has one, other versions need --bare)"
+        ),
     )
     up.add_argument(
         "--crd",
@@ -50,9 +76,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="an extra CRD file to install (repeatable)",
     )
     up.set_defaults(func=_up)
-    down = actions.add_parser("down", help="stop the cluster and delete its data")
+    down = actions.add_parser("down", parents=[named], help="stop the cluster and delete its data")
     down.set_defaults(func=_down)
-    env = actions.add_parser("env", help="print the shell line that points kubectl at it")
+    env = actions.add_parser(
+        "env", parents=[named], help="print the shell line that points kubectl at it"
+    )
     env.set_defaults(func=_env)
 
 
@@ -60,33 +88,69 @@ def _state_dir(name: str) -> Path:
     return build.cache_root() / "dev-cluster" / name
 
 
-def _read_state(name: str) -> dict[str, object] | None:
-    path = _state_dir(name) / STATE_FILE
-    return json.loads(path.read_text()) if path.exists() else None
+def _read_state(name: str) -> dict[str, Any] | None:
+    """The running cluster's state; a state left by a supervisor that died is removed."""
+    folder = _state_dir(name)
+    path = folder / STATE_FILE
+    if not path.exists():
+        return None
+    if _supervisor(name) is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    state: dict[str, Any] = json.loads(path.read_text())
+    return state
+
+
+def _supervisor(name: str) -> int | None:
+    """The pid of the cluster's supervisor while it is alive."""
+    pid_file = _state_dir(name) / "supervisor.pid"
+    if not pid_file.exists():
+        return None
+    pid = int(pid_file.read_text())
+    return pid if _alive(pid) else None
 
 
 def _up(args: argparse.Namespace) -> int:
+    kind = BARE if args.bare else FULL
+    where = f"dev-cluster/{args.name}"
+    _check_up_flags(args, where=where)
     state = _read_state(args.name)
     if state:
-        print(f"dev-cluster/{args.name} already running: {state['server']} ({state['version']})")
+        running = state.get("kind", BARE)
+        if running != kind:
+            raise UserError(
+                f"{where}: a {_KIND_WORDS[running]} already runs under this name; stop it with "
+                f"`syncagent dev-cluster down --name {args.name}` or choose another --name"
+            )
+        print(f"{where} already running: {state['server']} ({state['version']})")
         print(f"export KUBECONFIG={state['kubeconfig']}")
         return 0
+    starting = _supervisor(args.name)
+    if starting is not None:
+        raise UserError(
+            f"{where}: still starting (supervisor pid {starting}); run `syncagent dev-cluster "
+            f"up --name {args.name}` again once it is up, or `down` it"
+        )
     try:
         ensure_binaries()
+        if kind == FULL:
+            ensure_tools(args.lws_version)
     except GoModuleError as err:
-        raise UserError(f"dev-cluster/{args.name}: cannot build the control plane: {err}") from err
+        raise UserError(f"{where}: cannot build the cluster: {err}") from err
     folder = _state_dir(args.name)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     # Our own CRDs, generated from the models, so a plain `pip install` has them too.
     ours = crdgen.write(folder / "crds")
     crds = [f"--crd={p.resolve()}" for p in (*ours, *args.crd)]
+    shape = ["--bare"] if kind == BARE else [f"--nodes={args.nodes or DEFAULT_NODES}"]
     cmd = [
         sys.executable,
         "-m",
         "syncagent.devcluster.supervisor",
         f"--state={folder}",
         f"--lws-version={args.lws_version}",
+        *shape,
         *crds,
     ]
     with (folder / "supervisor.log").open("wb") as log:
@@ -99,12 +163,28 @@ def _up(args: argparse.Namespace) -> int:
         )
     (folder / "supervisor.pid").write_text(str(proc.pid))
     state = _wait_for_state(args.name, proc)
-    print(f"dev-cluster/{args.name}: kube-apiserver {state['version']} at {state['server']}")
+    print(f"{where}: {state['description']}")
     print(f"export KUBECONFIG={state['kubeconfig']}")
     return 0
 
 
-def _wait_for_state(name: str, proc: subprocess.Popen[bytes]) -> dict[str, object]:
+_KIND_WORDS = {FULL: "simulated full cluster", BARE: "bare control plane (--bare)"}
+
+
+def _check_up_flags(args: argparse.Namespace, *, where: str) -> None:
+    if args.bare and args.nodes is not None:
+        raise UserError(f"{where}: --nodes needs the simulated cluster; drop --bare or --nodes")
+    if args.nodes is not None and args.nodes < 1:
+        raise UserError(f"{where}: --nodes must be at least 1")
+    if not args.bare and args.lws_version not in versions.LWS_MANAGER_VERSIONS:
+        raise UserError(
+            f"{where}: LeaderWorkerSet {args.lws_version} has no manager to run (the Go module "
+            "proxy does not serve that version); add --bare to get its CRDs on a bare control "
+            f"plane, or use --lws-version {versions.DEFAULT_LWS}"
+        )
+
+
+def _wait_for_state(name: str, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     end = time.monotonic() + _UP_DEADLINE
     while time.monotonic() < end:
         state = _read_state(name)

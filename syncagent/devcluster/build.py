@@ -4,6 +4,8 @@
 ``k8s.io/kubernetes`` (its staging modules pinned to the matching ``v0.X.Y`` tags), ``etcd`` from
 ``go.etcd.io/etcd/server/v3``. ``KUBEBUILDER_ASSETS``, when set, names a folder (the envtest
 convention) whose binaries are used as they are; only what it lacks is built into the cache.
+``helm``, ``kwok`` and the LeaderWorkerSet manager are single ``go install`` builds
+(:func:`ensure_tool`), each in its own folder keyed by its version.
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ def ensure_binaries(*, log: bool = True) -> Binaries:
     # Several test processes may start at once; one builds, the others wait and reuse.
     with (target.parent / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # Asked again under the lock: another process may have built them while we waited.
+        missing = chosen.missing()
         _build_missing(
-            [name for name, p in chosen.paths().items() if p in chosen.missing()], target, log=log
+            [name for name, p in chosen.paths().items() if p in missing], target, log=log
         )
     if chosen.missing():
         raise GoModuleError(f"build finished but {chosen.missing()} are missing")
@@ -94,49 +98,105 @@ def _prefer(given: Binaries, fallback: Binaries) -> Binaries:
 
 def _build_missing(names: list[str], target: Path, *, log: bool) -> None:
     if "etcd" in names:
-        _build(_etcd_module(), {"etcd": PACKAGES["etcd"]}, target, "etcd", log=log)
+        _build(_etcd_module(), {"etcd": PACKAGES["etcd"]}, target, _build_key("etcd"), log=log)
     kube = {n: PACKAGES[n] for n in names if n != "etcd"}
     if kube:
         _build(
             _kubernetes_module(),
             kube,
             target,
-            "kubernetes",
+            _build_key("kubernetes"),
             ldflags=_kube_version_ldflags(),
             log=log,
         )
 
 
+@dataclass(frozen=True, slots=True)
+class GoTool:
+    """A binary built from one pinned module's main package; that module's go.mod decides every
+    dependency (so only modules without ``replace`` lines qualify)."""
+
+    name: str
+    module: str
+    version: str
+    package: str
+    ldflags: str = ""
+
+    def path(self) -> Path:
+        return cache_root() / "bin" / f"{self.name}-{self.version}" / self.name
+
+
+def helm_tool() -> GoTool:
+    return GoTool(
+        "helm",
+        versions.HELM_MODULE,
+        versions.HELM,
+        f"{versions.HELM_MODULE}/cmd/helm",
+        f"-X helm.sh/helm/v3/internal/version.version={versions.HELM}",
+    )
+
+
+def kwok_tool() -> GoTool:
+    # kwok stamps its own release into the binary (pkg/consts.Version); no flags needed.
+    return GoTool("kwok", versions.KWOK_MODULE, versions.KWOK, f"{versions.KWOK_MODULE}/cmd/kwok")
+
+
+def lws_manager_tool(version: str) -> GoTool:
+    if version not in versions.LWS_MANAGER_VERSIONS:
+        raise GoModuleError(
+            f"sigs.k8s.io/lws@{version}: no manager can be built (the module proxy serves only "
+            f"{', '.join(versions.LWS_MANAGER_VERSIONS)}); its CRDs still install with --bare"
+        )
+    # The manager's main package is sigs.k8s.io/lws/cmd (cmd/main.go).
+    return GoTool(
+        "lws-manager",
+        versions.LWS_MODULE,
+        version,
+        f"{versions.LWS_MODULE}/cmd",
+        f"-X sigs.k8s.io/lws/pkg/version.GitVersion={version}",
+    )
+
+
 def ensure_helm(*, log: bool = True) -> Path:
-    """The pinned ``helm`` binary, built with ``go install`` (its module has no replace lines)."""
-    target = cache_root() / "bin" / f"helm-{versions.HELM}"
-    helm = target / "helm"
-    if os.access(helm, os.X_OK):
-        return helm
+    """The pinned ``helm`` binary."""
+    return ensure_tool(helm_tool(), log=log)
+
+
+def ensure_tool(tool: GoTool, *, log: bool = True) -> Path:
+    """Build ``tool`` into the cache unless it is there; several processes may ask at once."""
+    binary = tool.path()
+    if os.access(binary, os.X_OK):
+        return binary
+    target = binary.parent
     target.mkdir(parents=True, exist_ok=True)
     with (target.parent / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.access(helm, os.X_OK):
-            env = {
-                **os.environ,
-                "CGO_ENABLED": "0",
-                "GOBIN": str(target),
-                "GOFLAGS": "-buildvcs=false",
-            }
-            version_flag = f"-X helm.sh/helm/v3/internal/version.version={versions.HELM}"
-            _run(
-                [
-                    go_binary(),
-                    "install",
-                    "-trimpath",
-                    f"-ldflags=-s -w {version_flag}",
-                    f"{versions.HELM_MODULE}/cmd/helm@{versions.HELM}",
-                ],
-                cwd=Path(os.environ.get("TMPDIR", "/tmp")),
-                env=env,
-                log=log,
-            )
-    return helm
+        if not os.access(binary, os.X_OK):
+            _build_tool(tool, target, log=log)
+    return binary
+
+
+def _build_tool(tool: GoTool, target: Path, *, log: bool) -> None:
+    # Not ``go install pkg@version``: that asks the proxy for the module's version list (to
+    # report deprecation), which the proxy refuses for sigs.k8s.io/lws. A module that requires
+    # the tool's module at its tag builds the same thing: the tool's go.mod lists every
+    # dependency, and none of these modules has replace lines that would be lost.
+    gomod = (
+        f"module syncagent.local/build/{tool.name}\n\ngo 1.25\n\n"
+        f"require {tool.module} {tool.version}\n"
+    )
+    _build(
+        gomod,
+        {tool.name: tool.package},
+        target,
+        f"{tool.name}-{tool.version}",
+        ldflags=tool.ldflags,
+        log=log,
+    )
+
+
+def _build_key(name: str) -> str:
+    return f"{name}-{versions.KUBERNETES}-{versions.ETCD}"
 
 
 def _kubernetes_module() -> str:
@@ -180,12 +240,12 @@ def _build(
     gomod: str,
     outputs: dict[str, str],
     target: Path,
-    name: str,
+    key: str,
     *,
     ldflags: str = "",
     log: bool,
 ) -> None:
-    workdir = cache_root() / "build" / f"{name}-{versions.KUBERNETES}-{versions.ETCD}"
+    workdir = cache_root() / "build" / key
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "go.mod").write_text(gomod)
     imports = "\n".join(f'\t_ "{p}"' for p in outputs.values())

@@ -37,6 +37,10 @@ class ControlPlaneError(RuntimeError):
 class ControlPlane:
     """Start with ``start()`` or ``with ControlPlane(...) as cp:``; ``stop()`` leaves nothing behind."""
 
+    # Nothing here creates the namespaces' default ServiceAccounts, which the ServiceAccount
+    # admission plugin requires of every pod.
+    disabled_admission: tuple[str, ...] = ("ServiceAccount",)
+
     def __init__(
         self,
         *,
@@ -96,20 +100,20 @@ class ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.pki = pki.generate(self.workdir / "pki")
         self.etcd_url = self._start_etcd(binaries)
-        port = _free_port()
+        port = free_port()
         self.server = f"https://127.0.0.1:{port}"
         self._start_apiserver(binaries, etcd_url=self.etcd_url, port=port)
         self._write_kubeconfig()
         with self._http() as http:
-            _poll(
-                lambda: _ok(http, "/readyz"),
+            poll(
+                lambda: answers_ok(http, "/readyz"),
                 what="kube-apiserver /readyz",
                 log=self._log("kube-apiserver"),
             )
             self.version = http.get("/version").json()["gitVersion"]
             kinds = self._install_crds(http)
-            self._start_controller_manager(binaries)
-            _poll(
+            self._start_controllers(binaries, http)
+            poll(
                 lambda: self._owner_refs_admitted(http, kinds),
                 what="blockOwnerDeletion admission for every installed custom resource",
                 log=self._log("kube-apiserver"),
@@ -120,13 +124,15 @@ class ControlPlane:
     def _log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
 
-    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        proc = procs.spawn(cmd, log=self._log(name))
+    def _spawn(
+        self, name: str, cmd: list[str], *, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        proc = procs.spawn(cmd, log=self._log(name), env=env)
         self._procs.append(proc)
         return proc
 
     def _start_etcd(self, binaries: Binaries) -> str:
-        client, peer = _free_port(), _free_port()
+        client, peer = free_port(), free_port()
         url = f"http://127.0.0.1:{client}"
         self._spawn(
             "etcd",
@@ -143,38 +149,41 @@ class ControlPlane:
             ],
         )
         with httpx2.Client(base_url=url, timeout=2.0) as http:
-            _poll(lambda: _ok(http, "/health"), what="etcd /health", log=self._log("etcd"))
+            poll(lambda: answers_ok(http, "/health"), what="etcd /health", log=self._log("etcd"))
         return url
 
     def _start_apiserver(self, binaries: Binaries, *, etcd_url: str, port: int) -> None:
-        assert self.pki is not None
-        p = self.pki
         self._spawn(
             "kube-apiserver",
-            [
-                str(binaries.kube_apiserver),
-                f"--etcd-servers={etcd_url}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--secure-port={port}",
-                f"--cert-dir={self.workdir / 'apiserver-certs'}",
-                f"--tls-cert-file={p.serving_cert}",
-                f"--tls-private-key-file={p.serving_key}",
-                f"--client-ca-file={p.ca_cert}",
-                "--authorization-mode=RBAC",
-                "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
-                f"--service-account-key-file={p.sa_pub}",
-                f"--service-account-signing-key-file={p.sa_key}",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                "--service-cluster-ip-range=10.96.0.0/16",
-                "--allow-privileged=true",
-                "--disable-admission-plugins=ServiceAccount",
-                "--v=1",
-            ],
+            [str(binaries.kube_apiserver), *self._apiserver_args(etcd_url=etcd_url, port=port)],
         )
 
-    def _start_controller_manager(self, binaries: Binaries) -> None:
+    def _apiserver_args(self, *, etcd_url: str, port: int) -> list[str]:
         assert self.pki is not None
+        p = self.pki
+        return [
+            f"--etcd-servers={etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.workdir / 'apiserver-certs'}",
+            f"--tls-cert-file={p.serving_cert}",
+            f"--tls-private-key-file={p.serving_key}",
+            f"--client-ca-file={p.ca_cert}",
+            "--authorization-mode=RBAC",
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+            f"--service-account-key-file={p.sa_pub}",
+            f"--service-account-signing-key-file={p.sa_key}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            "--allow-privileged=true",
+            "--v=1",
+            *[f"--disable-admission-plugins={name}" for name in self.disabled_admission],
+        ]
+
+    def _start_controllers(self, binaries: Binaries, http: httpx2.Client) -> None:
+        """What acts on objects once the API server and CRDs are up: here only the garbage
+        collector and the namespace controller."""
         self._spawn(
             "kube-controller-manager",
             [
@@ -190,33 +199,13 @@ class ControlPlane:
 
     def _write_kubeconfig(self) -> None:
         assert self.pki is not None
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "syncagent-dev",
-                    "cluster": {
-                        "server": self.server,
-                        "certificate-authority": str(self.pki.ca_cert),
-                    },
-                }
-            ],
-            "users": [
-                {
-                    "name": "admin",
-                    "user": {
-                        "client-certificate": str(self.pki.admin_cert),
-                        "client-key": str(self.pki.admin_key),
-                    },
-                }
-            ],
-            "contexts": [
-                {"name": "syncagent-dev", "context": {"cluster": "syncagent-dev", "user": "admin"}}
-            ],
-            "current-context": "syncagent-dev",
-        }
-        self.kubeconfig.write_text(yaml.safe_dump(config))
+        write_kubeconfig(
+            self.kubeconfig,
+            server=self.server,
+            ca=self.pki.ca_cert,
+            cert=self.pki.admin_cert,
+            key=self.pki.admin_key,
+        )
 
     # -- API helpers -------------------------------------------------------------------------
 
@@ -233,21 +222,13 @@ class ControlPlane:
         """Apply every CRD, wait until all are Established, return one sample kind per CRD."""
         docs = [doc for path in self.crd_paths() for doc in _load_yaml(path) if doc]
         for doc in docs:
-            name = doc["metadata"]["name"]
-            resp = http.patch(
-                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
-                params={"fieldManager": FIELD_MANAGER, "force": "true"},
-                content=orjson.dumps(doc),
-                headers={"Content-Type": "application/apply-patch+yaml"},
-            )
-            if resp.status_code >= 300:
-                raise ControlPlaneError(f"CustomResourceDefinition/{name}: {resp.text[:2000]}")
+            apply(http, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc)
         for doc in docs:
             name = doc["metadata"]["name"]
-            _poll(lambda n=name: _established(http, n), what=f"CRD {name} Established", log=None)
+            poll(lambda n=name: _established(http, n), what=f"CRD {name} Established", log=None)
             # Established comes before the resource's watch cache is ready; until then lists
             # answer 429 "storage is (re)initializing".
-            _poll(lambda d=doc: _ok(http, _list_path(d)), what=f"{name} listable", log=None)
+            poll(lambda d=doc: answers_ok(http, _list_path(d)), what=f"{name} listable", log=None)
         return [_sample_kind(doc) for doc in docs]
 
     def _owner_refs_admitted(self, http: httpx2.Client, kinds: list[dict[str, Any]]) -> bool:
@@ -304,13 +285,48 @@ class ControlPlane:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
+def apply(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:
+    """Server-side apply ``doc`` (cluster-scoped, under ``collection``) as the dev cluster."""
+    name = doc["metadata"]["name"]
+    resp = http.patch(
+        f"{collection}/{name}",
+        params={"fieldManager": FIELD_MANAGER, "force": "true"},
+        content=orjson.dumps(doc),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    if resp.status_code >= 300:
+        raise ControlPlaneError(f"{doc['kind']}/{name}: {resp.text[:2000]}")
+
+
+def write_kubeconfig(path: Path, *, server: str, ca: Path, cert: Path, key: Path) -> None:
+    """A kubeconfig whose one context authenticates with a client certificate."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "syncagent-dev",
+                "cluster": {"server": server, "certificate-authority": str(ca)},
+            }
+        ],
+        "users": [
+            {"name": "user", "user": {"client-certificate": str(cert), "client-key": str(key)}}
+        ],
+        "contexts": [
+            {"name": "syncagent-dev", "context": {"cluster": "syncagent-dev", "user": "user"}}
+        ],
+        "current-context": "syncagent-dev",
+    }
+    path.write_text(yaml.safe_dump(config))
+
+
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _ok(http: httpx2.Client, path: str) -> bool:
+def answers_ok(http: httpx2.Client, path: str) -> bool:
     try:
         return http.get(path).status_code == 200
     except httpx2.TransportError:
@@ -343,7 +359,7 @@ def _load_yaml(path: Path) -> Sequence[dict[str, Any]]:
         return list(yaml.load_all(f, Loader=loader))
 
 
-def _poll(
+def poll(
     check: Callable[[], bool], *, what: str, log: Path | None, deadline: float = _STARTUP_DEADLINE
 ) -> None:
     end = time.monotonic() + deadline

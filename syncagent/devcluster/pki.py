@@ -1,4 +1,10 @@
-"""Certificates and keys for the test control plane: a CA, the serving cert, clients, SA keys."""
+"""Certificates and keys for the test control plane: a CA, serving certs, clients, SA keys.
+
+One CA signs everything: the API server's serving cert, the webhook server's serving cert (the
+API server trusts it through the webhook configurations' ``caBundle``), the client certs of the
+admin, the controller manager and the scheduler (their user names are the ones the API server's
+bootstrap RBAC grants), and, through the controller manager's cluster signer, any CSR.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +26,16 @@ class Pki:
     """Paths of every file the control plane and its clients need."""
 
     ca_cert: Path
+    ca_key: Path
     serving_cert: Path
     serving_key: Path
     admin_cert: Path
     admin_key: Path
+    controller_manager_cert: Path
+    controller_manager_key: Path
+    scheduler_cert: Path
+    scheduler_key: Path
+    webhook_dir: Path  # tls.crt + tls.key, the names controller-runtime's webhook server reads
     sa_key: Path
     sa_pub: Path
 
@@ -32,23 +44,42 @@ def generate(folder: Path) -> Pki:
     folder.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = _ca_cert(ca_key)
-    serving_key, serving = _leaf(ca, ca_key, common_name="kube-apiserver", server=True)
-    admin_key, admin = _leaf(ca, ca_key, common_name="syncagent-admin", org="system:masters")
     sa_key = ec.generate_private_key(ec.SECP256R1())
     pki = Pki(
         ca_cert=folder / "ca.crt",
+        ca_key=folder / "ca.key",
         serving_cert=folder / "apiserver.crt",
         serving_key=folder / "apiserver.key",
         admin_cert=folder / "admin.crt",
         admin_key=folder / "admin.key",
+        controller_manager_cert=folder / "controller-manager.crt",
+        controller_manager_key=folder / "controller-manager.key",
+        scheduler_cert=folder / "scheduler.crt",
+        scheduler_key=folder / "scheduler.key",
+        webhook_dir=folder / "webhook",
         sa_key=folder / "sa.key",
         sa_pub=folder / "sa.pub",
     )
+    pki.webhook_dir.mkdir(exist_ok=True)
     _write_cert(pki.ca_cert, ca)
-    _write_cert(pki.serving_cert, serving)
-    _write_key(pki.serving_key, serving_key)
-    _write_cert(pki.admin_cert, admin)
-    _write_key(pki.admin_key, admin_key)
+    _write_key(pki.ca_key, ca_key)
+    leaves = (
+        (pki.serving_cert, pki.serving_key, "kube-apiserver", "", True),
+        (pki.webhook_dir / "tls.crt", pki.webhook_dir / "tls.key", "lws-webhook", "", True),
+        (pki.admin_cert, pki.admin_key, "syncagent-admin", "system:masters", False),
+        (
+            pki.controller_manager_cert,
+            pki.controller_manager_key,
+            "system:kube-controller-manager",
+            "",
+            False,
+        ),
+        (pki.scheduler_cert, pki.scheduler_key, "system:kube-scheduler", "", False),
+    )
+    for cert_path, key_path, common_name, org, server in leaves:
+        key, cert = _leaf(ca, ca_key, common_name=common_name, org=org, server=server)
+        _write_cert(cert_path, cert)
+        _write_key(key_path, key)
     _write_key(pki.sa_key, sa_key)
     pki.sa_pub.write_bytes(
         sa_key.public_key().public_bytes(

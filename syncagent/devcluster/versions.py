@@ -12,12 +12,18 @@ LWS_VERSIONS = ("v0.9.0", "v0.10.0")
 DEFAULT_LWS = "v0.9.0"
 GROVE = "v0.1.0-alpha.11"
 HELM = "v3.19.5"
+# The simulated cluster (``dev-cluster up``, the e2e tier): simulated nodes and pods, and the
+# real LeaderWorkerSet manager, which also runs the DisaggregatedSet controller. The module proxy
+# serves sigs.k8s.io/lws only at v0.9.0 (v0.10.0 answers 403), so only v0.9.0 has a manager.
+KWOK = "v0.8.0"
+LWS_MANAGER_VERSIONS = ("v0.9.0",)
 
 KUBERNETES_MODULE = "k8s.io/kubernetes"
 ETCD_MODULE = "go.etcd.io/etcd/server/v3"
 LWS_MODULE = "sigs.k8s.io/lws"
 GROVE_MODULE = "github.com/ai-dynamo/grove/operator/api"
 HELM_MODULE = "helm.sh/helm/v3"
+KWOK_MODULE = "sigs.k8s.io/kwok"
 
 
 def staging_version(kubernetes: str = KUBERNETES) -> str:

@@ -10,6 +10,7 @@ other pathways' objects go.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -47,6 +48,7 @@ from syncagent.render.disaggregatedset import (
     TEMPLATE_HASH,
     DsRender,
     ds_name,
+    pending_selector,
     render_disaggregated_set,
     role_names,
     selected_components,
@@ -321,6 +323,7 @@ class DisaggregatedSetProgram:
                     target=target,
                     switch=switch,
                     our_dcds=our_dcds,
+                    hold=functools.partial(pending_selector, target=target),
                 )
                 owned = owned and service_cutover.graph_controls(svc, graph)
             if source.model and source.model not in models:

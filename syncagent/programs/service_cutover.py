@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from syncagent.programs import modelservice
@@ -91,8 +91,10 @@ async def ensure_component_service(
     target: Mapping[str, str],
     switch: bool,
     our_dcds: Collection[str],
+    hold: Callable[[Mapping[str, str]], Mapping[str, str]] = dict,
 ) -> Obj | None:
-    """Apply the Service under the graph: handoff first, live selector until ``switch``."""
+    """Apply the Service under the graph: handoff first, then until ``switch`` the live
+    selector as ``hold`` keeps it, then ``target``."""
     live = store.get("Service", rendered.namespace, rendered.name)
     if live is None:
         # The caches hold labelled Services only; an unlabelled one of that name may exist.
@@ -106,7 +108,7 @@ async def ensure_component_service(
         live = await hand_over(writer, rendered, live, new=graph, old=old)
     selector = dict(target)
     if live is not None and not switch:
-        selector = dict((live.get("spec") or {}).get("selector") or target)
+        selector = dict(hold((live.get("spec") or {}).get("selector") or target))
     entry = await writer.apply_owned(with_selector(rendered, selector), owner=graph, live=live)
     return entry.object
 

@@ -217,6 +217,22 @@ def service_selector(ds: str, role: str, revision: str | None) -> dict[str, str]
     return selector
 
 
+def pending_selector(live: Mapping[str, str], *, target: Mapping[str, str]) -> dict[str, str]:
+    """What a selected component's Service selects while the DS is not ready.
+
+    The live selector, except one that pins another revision of the same DS role: that one
+    selects every revision of the role until the target revision is ready (then ``target``).
+    The DS controller drains the old revision before the DS counts as ready, so keeping the old
+    pin would leave the Service without endpoints in between (docs/ds-rollout-services.md).
+    """
+    role_wide = {k: v for k, v in target.items() if k != REVISION_LABEL}
+    pinned = live.get(REVISION_LABEL)
+    unpinned = {k: v for k, v in live.items() if k != REVISION_LABEL}
+    if pinned is not None and pinned != target.get(REVISION_LABEL) and unpinned == role_wide:
+        return role_wide
+    return dict(live)
+
+
 def render_ds_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
     """Every object the DS program applies for a new graph, offline (``syncagent render``).
 

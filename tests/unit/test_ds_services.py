@@ -1,4 +1,5 @@
-"""Who may hand a Service to the graph (routing.md §3 handoff rules; disaggregatedset.md §5.1)."""
+"""Who may hand a Service to the graph (routing.md §3 handoff rules; disaggregatedset.md §5.1),
+and what it selects while the DS is not ready."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from syncagent.programs.service_cutover import check_service
 from syncagent.programs.writes import RefusedError
+from syncagent.render.disaggregatedset import pending_selector, service_selector
 from syncagent.ssa import OwnerRef
 
 GRAPH = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "x", "g-uid")
@@ -73,3 +75,33 @@ def test_ownerless_but_edited_by_someone_is_refused() -> None:
         "refusing to reconcile Service x-decode because it is not controlled by "
         "DynamoGraphDeployment ns/x"
     )
+
+
+# -- selectors while the DS is not ready (docs/ds-rollout-services.md) ---------------------------
+
+DS_NAME = "disaggregatedset.x-k8s.io/name"
+DS_ROLE = "disaggregatedset.x-k8s.io/role"
+DS_REVISION = "disaggregatedset.x-k8s.io/revision"
+
+
+def _s(revision: str | None, *, role: str = "decode", ds: str = "x") -> dict[str, str]:
+    return service_selector(ds, role, revision)
+
+
+def test_a_revision_rollout_widens_the_selector_to_every_revision_of_the_role() -> None:
+    widened = pending_selector(_s("old1"), target=_s("new2"))
+    assert widened == {DS_NAME: "x", DS_ROLE: "decode", "role": "leader"}
+    # the new revision's children do not exist yet: the same
+    assert pending_selector(_s("old1"), target=_s(None)) == widened
+    # and it stays widened until the DS is ready
+    assert pending_selector(widened, target=_s("new2")) == widened
+
+
+def test_other_selectors_are_kept_while_not_ready() -> None:
+    dcd = {"nvidia.com/dynamo-component": "decode", "role": "leader"}
+    assert pending_selector(dcd, target=_s("r1")) == dcd  # Component -> DS cutover
+    assert pending_selector(_s("r1"), target=_s("r1")) == _s("r1")  # same revision
+    other_role = _s("r0", role="prefill")
+    assert pending_selector(other_role, target=_s("r1")) == other_role
+    other_ds = _s("r0", ds="y")
+    assert pending_selector(other_ds, target=_s("r1")) == other_ds

@@ -1,0 +1,201 @@
+"""Helpers for the e2e tier (no tests here): graphs, waits on the real controllers' results, and
+the EndpointSlice recorder.
+
+:class:`EndpointRecorder` watches the namespace's EndpointSlices (list, then a watch stream on
+its own connection) and, after every event, checks that each watched Service has at least one
+ready endpoint. EndpointSlices are written by kube-controller-manager's EndpointSlice controller
+from the pods kwok made Ready and the Service selectors the agent wrote, so a violation is a
+moment in which the cluster itself had nothing ready behind a component's Service.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx2
+import orjson
+from test_agent_support import PATHS, Kube, condition, eventually
+from test_ds_harness import DGD, LWS, controller
+
+PATHS.update(
+    {
+        "EndpointSlice": "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+        "Pod": "/api/v1/namespaces/{ns}/pods",
+        "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets",
+        "ControllerRevision": "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
+    }
+)
+
+# Real controllers take a few steps per change (scheduler, kwok, StatefulSet and LWS status);
+# a rollout takes several. Deadlines are generous for a shared 2-core machine.
+DEADLINE = 180.0
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+DS_NAME = "disaggregatedset.x-k8s.io/name"
+DS_ROLE = "disaggregatedset.x-k8s.io/role"
+DS_REVISION = "disaggregatedset.x-k8s.io/revision"
+
+
+def graph_ready(kube: Kube, ns: str, name: str) -> bool:
+    graph = kube.get(DGD, ns, name) or {}
+    ready = condition(graph, "Ready")
+    return (
+        ready.get("status") == "True"
+        and (graph.get("status") or {}).get("state") == "successful"
+        and (graph.get("status") or {}).get("observedGeneration")
+        == graph.get("metadata", {}).get("generation")
+    )
+
+
+def wait_ready(kube: Kube, ns: str, name: str, *, what: str, deadline: float = DEADLINE) -> None:
+    def check() -> bool:
+        return graph_ready(kube, ns, name)
+
+    try:
+        eventually(check, deadline=deadline, what=what)
+    except AssertionError as err:
+        ready = condition(kube.get(DGD, ns, name), "Ready")
+        raise AssertionError(f"{err}; Ready condition: {ready}") from None
+
+
+def pods(kube: Kube, ns: str, **labels: str) -> list[dict[str, Any]]:
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    params = {"labelSelector": selector} if selector else {}
+    return kube.request("GET", kube.path("Pod", ns), **params)["items"]
+
+
+def pod_ready(pod: dict[str, Any]) -> bool:
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def ds_children(kube: Kube, ns: str, ds: dict[str, Any]) -> list[dict[str, Any]]:
+    """LeaderWorkerSets whose controller is the DS (by UID)."""
+    uid = ds["metadata"]["uid"]
+    return [c for c in kube.list(LWS, ns) if controller(c).get("uid") == uid]
+
+
+def ready_endpoints(kube: Kube, ns: str, service: str) -> list[str]:
+    slices = kube.request(
+        "GET", kube.path("EndpointSlice", ns), labelSelector=f"{SERVICE_NAME_LABEL}={service}"
+    )["items"]
+    return sorted(_ready_addresses(slices))
+
+
+def _ready_addresses(slices: list[dict[str, Any]]) -> set[str]:
+    found = set()
+    for s in slices:
+        for endpoint in s.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready"):
+                found.update(endpoint.get("addresses") or [])
+    return found
+
+
+class EndpointRecorder:
+    """Records, from the server's EndpointSlices, every moment a watched Service had no ready
+    endpoint. ``services`` are Service names; each must have one at the start."""
+
+    def __init__(self, kube: Kube, ns: str, services: list[str]) -> None:
+        self.kube, self.ns, self.services = kube, ns, services
+        self.slices: dict[str, dict[str, Any]] = {}
+        self.violations: list[str] = []
+        self.events = 0
+        self.resumed = 0
+        # the longest time (s) each Service went without a ready endpoint, for the message
+        self.gaps: dict[str, float] = {}
+        self._empty_since: dict[str, float] = {}
+        self.seen: dict[str, set[str]] = {s: set() for s in services}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> EndpointRecorder:
+        listed = self.kube.request("GET", self.kube.path("EndpointSlice", self.ns))
+        for obj in listed["items"]:
+            self.slices[obj["metadata"]["name"]] = obj
+        with self._lock:
+            self._check("initial state")
+        self._thread = threading.Thread(
+            target=self._watch, args=(listed["metadata"]["resourceVersion"],), daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            # The watch ends within its 5 s server timeout; no thread may outlive the test.
+            self._thread.join(timeout=30)
+            assert not self._thread.is_alive(), "the EndpointSlice watch did not stop"
+
+    def assert_served_throughout(self) -> None:
+        assert self.events > 0, "the recorder saw no EndpointSlice change"
+        assert self.violations == [], (
+            f"{len(self.violations)} moments without a ready endpoint; longest gap per Service "
+            f"{ {s: round(g, 1) for s, g in self.gaps.items()} }; first: {self.violations[:3]}"
+        )
+
+    def _watch(self, rv: str) -> None:
+        own = self.kube.separate()
+        try:
+            while not self._stop.is_set():
+                rv = self._stream(own, rv)
+        finally:
+            own.http.close()
+
+    def _stream(self, kube: Kube, rv: str) -> str:
+        params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}
+        try:
+            with kube.http.stream(
+                "GET", kube.path("EndpointSlice", self.ns), params=params
+            ) as response:
+                for line in response.iter_lines():
+                    if self._stop.is_set():
+                        return rv
+                    if line:
+                        rv = self._on_event(orjson.loads(line), rv)
+        except httpx2.TransportError:
+            # A dropped stream resumes from the last resourceVersion seen: no event is lost.
+            self.resumed += 1
+            self._stop.wait(0.2)
+        return rv
+
+    def _on_event(self, event: dict[str, Any], rv: str) -> str:
+        obj = event["object"]
+        if event["type"] == "ERROR":
+            with self._lock:
+                self.violations.append(f"watch error: {obj}")
+            self._stop.set()
+            return rv
+        name = obj["metadata"]["name"]
+        with self._lock:
+            if event["type"] == "DELETED":
+                self.slices.pop(name, None)
+            else:
+                self.slices[name] = obj
+            self.events += 1
+            self._check(f"{event['type']} EndpointSlice {name}")
+        return str(obj["metadata"]["resourceVersion"])
+
+    def _check(self, cause: str) -> None:
+        for service in self.services:
+            slices = [
+                s
+                for s in self.slices.values()
+                if (s["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) == service
+            ]
+            ready = _ready_addresses(slices)
+            self.seen[service] |= ready
+            now = time.monotonic()
+            if not ready:
+                self._empty_since.setdefault(service, now)
+                self.violations.append(f"{cause}: Service {service} has no ready endpoint")
+            elif service in self._empty_since:
+                gap = now - self._empty_since.pop(service)
+                self.gaps[service] = max(self.gaps.get(service, 0.0), gap)
