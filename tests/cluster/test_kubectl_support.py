@@ -69,9 +69,15 @@ class Kubectl:
         return self("patch", target, f"--type={type}", "-p", orjson.dumps(patch).decode())
 
     def add_owner(self, target: str, owner: dict[str, Any]) -> str:
-        """A non-controller owner reference appended with a JSON patch (what a user runs to
-        hang an object on a backup or cost object)."""
-        item = {k: owner[k] for k in ("apiVersion", "kind", "name", "uid")}
+        """A non-controller owner reference to ``owner`` (a live object) appended with a JSON
+        patch: what a user runs to hang an object on a backup or cost object."""
+        meta = owner["metadata"]
+        item = {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": meta["name"],
+            "uid": meta["uid"],
+        }
         return self.patch(
             target,
             [{"op": "add", "path": "/metadata/ownerReferences/-", "value": item}],
