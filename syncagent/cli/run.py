@@ -48,8 +48,10 @@ from syncagent.ssa.fights import FightDetector, FightPolicy
 DESCRIPTION = """\
 Run the agent: watch DynamoGraphDeployments and DynamoComponentDeployments and keep their
 workloads (DynamoComponentDeployments, Deployments, LeaderWorkerSets, Services, discovery
-ServiceAccounts/Roles/RoleBindings) applied through server-side apply. Logs are JSON lines on
-stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
+ServiceAccounts/Roles/RoleBindings) applied through server-side apply. What other writers add
+beside the agent's fields stays theirs; a writer that keeps taking fields back is named in a
+FieldFight event and left alone for a backoff (--fight-*; docs/ownership.md). Logs are JSON lines
+on stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
 
 DGD_KIND = "DynamoGraphDeployment"
 DCD_KIND = "DynamoComponentDeployment"

@@ -103,6 +103,7 @@ def to_text(found: list[FightRow]) -> list[str]:
     lines = ["Field fights (FieldFight events; the agent leaves these fields alone for a while):"]
     lines.append("  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(head)).rstrip())
     lines += ["  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)).rstrip() for c in cells]
+    lines += [f"{n}. {r.message}" for n, r in enumerate(found, 1)]
     lines.append(
         "Remedy: leave these fields out of the graph (the other writer owns them), or stop the "
         "other writer; meanwhile the agent yields them and retries after each backoff."

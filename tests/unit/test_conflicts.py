@@ -6,9 +6,13 @@ import orjson
 import pytest
 
 from syncagent.inspect import conflicts
+from syncagent.inspect import fights as inspect_fights
 from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.programs import fights
+from syncagent.programs.fights import details
 from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
+from syncagent.ssa.fights import Fight
 from tests.unit.test_plan_support import NS, check_golden, sample_records
 
 
@@ -143,3 +147,58 @@ def test_golden_text() -> None:
 
 def test_golden_json() -> None:
     check_golden("conflicts.json", conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
+
+
+def _fight_event(**overrides) -> dict:
+    fight = Fight(
+        subject=f"Deployment/{NS}/g-frontend",
+        manager="syncagent/workloads",
+        other="hpa-like",
+        paths=(".spec.replicas",),
+        takebacks=3,
+        window=300.0,
+        backoff=60.0,
+    )
+    event = {
+        "metadata": {"annotations": {fights.ANNOTATION: details(fight)}},
+        "reason": "FieldFight",
+        "type": "Warning",
+        "message": fight.describe(),
+        "count": 1,
+        "lastTimestamp": "2026-11-29T16:00:00Z",
+    }
+    return {**event, **overrides}
+
+
+def test_fights_are_read_back_from_their_events() -> None:
+    other = _fight_event(reason="ForcedConflict")
+    (row,) = inspect_fights.rows([_fight_event(), other])
+    assert (row.subject, row.other, row.manager, row.paths) == (
+        f"Deployment/{NS}/g-frontend",
+        "hpa-like",
+        "syncagent/workloads",
+        (".spec.replicas",),
+    )
+    assert (row.backoff_text, row.count, row.extended) == ("1m", 1, False)
+    text = conflicts.to_text([], graph="DynamoGraphDeployment/demo/g", fights=[row])
+    assert "no conflicts" in text
+    assert "Field fights" in text
+    line = next(line for line in text.splitlines() if line.startswith("Deployment/"))
+    assert line.split() == [
+        f"Deployment/{NS}/g-frontend",
+        ".spec.replicas",
+        "hpa-like",
+        "syncagent/workloads",
+        "1m",
+        "1",
+        "2026-11-29T16:00:00Z",
+    ]
+    doc = orjson.loads(conflicts.to_json([], graph="DynamoGraphDeployment/demo/g", fights=[row]))
+    assert doc["fights"][0]["manager"] == "hpa-like"
+    assert doc["fights"][0]["paths"] == [".spec.replicas"]
+
+
+def test_a_fight_event_without_details_still_lists_its_message() -> None:
+    (row,) = inspect_fights.rows([_fight_event(metadata={})])
+    assert (row.subject, row.other, row.backoff_text) == ("?", "?", "?")
+    assert "hpa-like" in row.message
