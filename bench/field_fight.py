@@ -28,13 +28,12 @@ sys.path.insert(0, str(REPO / "tests" / "cluster"))
 
 from test_agent_support import (  # noqa: E402
     Kube,
+    become_ready,
     component,
     events_for,
     eventually,
     graph,
-    ready_reason,
     running_agent,
-    simulate_ready,
 )
 from test_kubectl_support import FieldWatch, Fighter, Kubectl  # noqa: E402
 
@@ -66,12 +65,7 @@ def main() -> int:
         kube.create(graph(NS, NAME, [component("Frontend", "frontend")]))
         flags = ("--fight-threshold", str(args.threshold))
         with running_agent(plane.kubeconfig, *flags, namespace=NS) as agent:
-
-            def ready() -> bool:
-                simulate_ready(kube, NS)
-                return ready_reason(kube, NS, NAME) == "all_resources_are_ready"
-
-            eventually(ready, deadline=120, what="the graph to become Ready")
+            become_ready(kube, NS, NAME, deadline=120)
             ours = kube.get("Deployment", NS, DEPLOYMENT)["spec"]["replicas"]
             theirs = ours + 3
             patch = {

@@ -52,13 +52,14 @@ class Fights:
         graph: Mapping[str, Any] | None,
     ) -> Verdict:
         """The verdict on one dry run's conflicts; reports every fight it starts."""
-        version = str(((live or {}).get("metadata") or {}).get("resourceVersion") or "")
-        verdict = self.detector.observe(
-            subject, manager=manager, conflicts=conflicts, version=version
-        )
+        verdict = self.detector.observe(subject, manager=manager, conflicts=conflicts)
         for fight in verdict.fights:
             self._report(fight, kind=kind, graph=graph)
         return verdict
+
+    def forced(self, subject: str, conflicts: Sequence[Conflict]) -> None:
+        """A forced write took these fields back: a later conflict on them is a take-back."""
+        self.detector.forced(subject, conflicts)
 
     def _report(self, fight: Fight, *, kind: str, graph: Mapping[str, Any] | None) -> None:
         message = fight.describe()

@@ -230,6 +230,8 @@ class Writer:
             )
         if entry.conflicts:
             self.events.append(forced_event(entry, on=self.on))
+            if self.fights is not None:
+                self.fights.forced(entry.subject, entry.conflicts)
         for conflict in entry.yielded:
             if self.metrics is not None:
                 self.metrics.yielded.inc(kind=kind, manager=conflict.manager)
@@ -255,7 +257,7 @@ def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> Queu
     return QueuedEvent(
         WARNING,
         "ForcedConflict",
-        f"{entry.subject}: {entry.manager} took back {'; '.join(parts)} (the graph sets these "
+        f"{entry.subject}: {entry.manager} took {'; '.join(parts)} (the graph sets these "
         "fields; leave them out of the graph, or stop the other writer, to keep its value)",
         on,
     )

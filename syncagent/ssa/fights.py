@@ -14,8 +14,10 @@ for ever. The detector counts take-backs per (object, other manager, path):
 
 Yielding only ever follows a conflict, so it omits a path exactly when the other manager holds
 it: our apply then neither fights for it nor releases a field nobody else holds (omitting a
-field only we own would delete it). Two conflicts seen at the same resourceVersion are one
-take-back. The detector only decides; it writes nothing and knows nothing of what it guards.
+field only we own would delete it). A conflict counts as a take-back only when we held the path
+since the last one (:meth:`FightDetector.forced` says a forced write took it), so the same
+take-back seen twice (a retried write, a second dry run, a stale cache) counts once. The
+detector only decides; it writes nothing and knows nothing of what it guards.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class _Track:
     """One (object, other manager, path)."""
 
     takebacks: deque[float] = field(default_factory=deque)
-    version: str = ""  # resourceVersion of the last take-back counted
+    held: bool = True  # we held the path since the last take-back counted (unknown: yes)
     backoff: float = 0.0  # current backoff; 0 while there is no fight
     until: float = 0.0  # yield until then
     reclaimed: float | None = None  # when we forced it back after the backoff ended
@@ -102,11 +104,9 @@ class FightDetector:
         self._clock = clock
         self._tracks: dict[tuple[str, str, str], _Track] = {}
 
-    def observe(
-        self, subject: str, *, manager: str, conflicts: Iterable[Conflict], version: str = ""
-    ) -> Verdict:
-        """Judge the conflicts a non-forced dry run of ``subject`` under ``manager`` reported,
-        with the live object at ``version``: which paths to yield, which fights started."""
+    def observe(self, subject: str, *, manager: str, conflicts: Iterable[Conflict]) -> Verdict:
+        """Judge the conflicts a non-forced dry run of ``subject`` under ``manager`` reported:
+        which paths to yield, which fights started."""
         now = self._clock()
         self._forget_idle(now)
         yielded: set[str] = set()
@@ -114,7 +114,7 @@ class FightDetector:
         for conflict in conflicts:
             key = (subject, conflict.manager, conflict.path)
             track = self._tracks.setdefault(key, _Track())
-            outcome = self._judge(track, now, version)
+            outcome = self._judge(track, now)
             track.seen = now
             if outcome in ("yield", "declared", "extended"):
                 yielded.add(conflict.path)
@@ -128,6 +128,13 @@ class FightDetector:
         )
         return Verdict(frozenset(yielded), fights, self.requeue_after(subject))
 
+    def forced(self, subject: str, conflicts: Iterable[Conflict]) -> None:
+        """A forced write of ``subject`` took these paths: ours again until taken back."""
+        for conflict in conflicts:
+            track = self._tracks.get((subject, conflict.manager, conflict.path))
+            if track is not None:
+                track.held = True
+
     def requeue_after(self, subject: str) -> float | None:
         """Seconds until the earliest active backoff on ``subject`` ends (None: none)."""
         now = self._clock()
@@ -140,16 +147,17 @@ class FightDetector:
         now = self._clock()
         return [(*k, t.until - now) for k, t in self._tracks.items() if t.until > now]
 
-    def _judge(self, track: _Track, now: float, version: str) -> str:
-        if version and version == track.version:
-            return "yield" if now < track.until else "force"  # the same take-back again
-        track.version = version
+    def _judge(self, track: _Track, now: float) -> str:
         if track.backoff and now < track.until:
-            return "yield"  # a view that predates the other manager's last write
-        if track.backoff:
-            if track.reclaimed is None:
-                track.reclaimed = now
-                return "force"  # our reclaim after the backoff
+            return "yield"
+        if track.backoff and track.reclaimed is None:
+            # The backoff ended: the other manager held the path while we left it alone.
+            track.reclaimed, track.held = now, False
+            return "force"
+        if not track.held:
+            return "force"  # the take-back already counted (or the reclaim), seen again
+        track.held = False
+        if track.backoff and track.reclaimed is not None:
             if now - track.reclaimed <= self.policy.window:
                 track.backoff = min(track.backoff * 2, self.policy.max_backoff)
                 track.until, track.reclaimed = now + track.backoff, None

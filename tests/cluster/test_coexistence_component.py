@@ -13,11 +13,11 @@ from typing import Any
 
 from test_agent_support import (
     Kube,
+    become_ready,
     component,
     events_for,
     eventually,
     graph,
-    ready_reason,
     running_agent,
     simulate_ready,
 )
@@ -44,14 +44,6 @@ def _components(**model: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _ready(kube: Kube, ns: str, name: str) -> None:
-    def ready() -> bool:
-        simulate_ready(kube, ns)
-        return ready_reason(kube, ns, name) == "all_resources_are_ready"
-
-    eventually(ready, deadline=DEADLINE, what=f"{name} to become Ready")
-
-
 def _owners(kube: Kube, ns: str, name: str) -> set[str]:
     svc = kube.get("Service", ns, name) or {"metadata": {}}
     return {r["name"] for r in svc["metadata"].get("ownerReferences") or ()}
@@ -73,7 +65,7 @@ def test_kubectl_labels_annotations_and_owners_survive_rewrites(
     ]
     model_service = Target("Service", MODEL_SERVICE)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _ready(kube, namespace, "co")
+        become_ready(kube, namespace, "co")
         add_foreign_metadata(kubectl, [*rewritten, model_service], owner)
         # Rewrites: a graph label reaches every component object; a second graph with the same
         # model joins the model Service as a co-owner (its ownership passes), then leaves it.
@@ -110,7 +102,7 @@ def test_kubectl_hand_edits_of_our_fields_are_put_back(control_plane, client, na
     kube = Kube(client)
     kube.create(graph(namespace, "he", _components(**MODEL)))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _ready(kube, namespace, "he")
+        become_ready(kube, namespace, "he")
         kubectl.scale("deployments.apps/he-frontend", 3)
         kubectl.scale("leaderworkersets.leaderworkerset.x-k8s.io/he-decode-0", 2)
         kubectl.edit(
@@ -131,14 +123,26 @@ def test_kubectl_hand_edits_of_our_fields_are_put_back(control_plane, client, na
             )
 
         eventually(put_back, deadline=DEADLINE, what="the agent to put every hand edit back")
-        forced = [
-            e["message"]
-            for dcd in ("he-frontend", "he-decode")
-            for e in events_for(kube, namespace, dcd, "ForcedConflict")
-        ]
-    assert any(".spec.replicas from 'kubectl'" in m for m in forced), forced
-    assert any("image from 'kubectl-edit'" in m for m in forced), forced
-    assert any("publishNotReadyAddresses from 'kubectl-patch'" in m for m in forced), forced
+        wanted = (  # (object, what was taken from whom), both in one event
+            ("Deployment/{ns}/he-frontend:", ".spec.replicas from 'kubectl'"),
+            ("LeaderWorkerSet/{ns}/he-decode-0:", ".spec.replicas from 'kubectl'"),
+            ("Deployment/{ns}/he-frontend:", "image from 'kubectl-edit'"),
+            (f"Service/{{ns}}/{MODEL_SERVICE}:", "publishNotReadyAddresses from 'kubectl-patch'"),
+        )
+
+        def raised() -> bool:
+            # Events follow each reconcile's status write: they may trail the put-back a little.
+            forced = [
+                e["message"]
+                for dcd in ("he-frontend", "he-decode")
+                for e in events_for(kube, namespace, dcd, "ForcedConflict")
+            ]
+            return all(
+                any(m.startswith(subject.format(ns=namespace)) and what in m for m in forced)
+                for subject, what in wanted
+            )
+
+        eventually(raised, deadline=DEADLINE, what="a ForcedConflict event for every hand edit")
     # The fields are ours alone again: the next hand edit conflicts the same way.
     owners = blame(kube.get("Deployment", namespace, "he-frontend"))
     for path in (".spec.replicas", ".spec.template.spec.containers[name=main].image"):

@@ -14,13 +14,12 @@ from typing import Any
 import orjson
 from test_agent_support import (
     Kube,
+    become_ready,
     component,
     events_for,
     eventually,
     graph,
-    ready_reason,
     running_agent,
-    simulate_ready,
 )
 from test_kubectl_support import FieldWatch, Fighter
 
@@ -38,14 +37,6 @@ def _replicas_patch(ns: str, name: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": THEIRS},
     }
-
-
-def _converged(kube: Kube, ns: str, name: str) -> None:
-    def ready() -> bool:
-        simulate_ready(kube, ns)
-        return ready_reason(kube, ns, name) == "all_resources_are_ready"
-
-    eventually(ready, deadline=DEADLINE, what=f"{name} to become Ready")
 
 
 def _owners(kube: Kube, ns: str, name: str) -> set[str]:
@@ -84,7 +75,7 @@ def test_a_second_manager_forcing_replicas_is_named_once_and_left_alone(
     kube = Kube(client)
     kube.create(graph(namespace, "ff", [component("Frontend", "frontend")]))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        _converged(kube, namespace, "ff")
+        become_ready(kube, namespace, "ff")
         read = lambda obj: obj["spec"]["replicas"]  # noqa: E731
         with (
             FieldWatch(kube, "Deployment", namespace, "ff-frontend", read) as watch,
@@ -136,7 +127,7 @@ def test_after_the_backoff_the_field_is_taken_back_and_a_continued_fight_doubles
     kube.create(graph(namespace, "fb", [component("Frontend", "frontend")]))
     flags = ("--fight-backoff", "5s", "--fight-max-backoff", "10s")
     with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):
-        _converged(kube, namespace, "fb")
+        become_ready(kube, namespace, "fb")
         with Fighter(kubectl, _replicas_patch(namespace, "fb-frontend"), FIGHTER):
 
             def extended() -> list[dict[str, Any]]:

@@ -137,7 +137,7 @@ def test_a_forced_conflict_event_names_paths_and_managers():
     event = forced_event(entry, on=None)
     assert (event.type, event.reason) == ("Warning", "ForcedConflict")
     assert event.message.startswith(
-        "Deployment/ns/x-frontend: syncagent/workloads took back .spec.replicas from 'kubectl'; "
+        "Deployment/ns/x-frontend: syncagent/workloads took .spec.replicas from 'kubectl'; "
         ".spec.template.spec.containers[name=main].image from 'kubectl-edit'"
     )
 

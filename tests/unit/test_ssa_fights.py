@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from syncagent.ssa import Conflict
-from syncagent.ssa.fights import FightDetector, FightPolicy, format_duration
+from syncagent.ssa.fights import FightDetector, FightPolicy, Verdict, format_duration
 
 SUBJECT = "Deployment/demo/g-decode"
 OURS = "syncagent/workloads"
@@ -26,34 +26,22 @@ def _detector(**policy: float) -> tuple[FightDetector, Clock]:
     return FightDetector(FightPolicy(**policy), clock=clock), clock
 
 
-class Versions:
-    """Each take-back is a write of the other manager: a new resourceVersion."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def next(self) -> str:
-        self.n += 1
-        return str(self.n)
-
-
-def _take_back(
-    detector: FightDetector, versions: Versions, *conflicts: Conflict
-) -> tuple[frozenset[str], tuple]:
-    verdict = detector.observe(
-        SUBJECT, manager=OURS, conflicts=conflicts or (REPLICAS,), version=versions.next()
-    )
+def _take_back(detector: FightDetector, *conflicts: Conflict) -> tuple[frozenset[str], tuple]:
+    """The other manager took ``conflicts`` (default: replicas) back; the agent's dry run sees
+    them, and its forced write takes back whatever is not yielded (as the Writer reports)."""
+    conflicts = conflicts or (REPLICAS,)
+    verdict = detector.observe(SUBJECT, manager=OURS, conflicts=conflicts)
+    detector.forced(SUBJECT, [c for c in conflicts if c.path not in verdict.yielded])
     return verdict.yielded, verdict.fights
 
 
 def test_third_take_back_within_the_window_declares_a_fight_and_yields() -> None:
     detector, clock = _detector()
-    versions = Versions()
     for _ in range(2):
-        yielded, fights = _take_back(detector, versions)
+        yielded, fights = _take_back(detector)
         assert (yielded, fights) == (frozenset(), ())  # forced: a hand edit is put back
         clock.now += 2
-    yielded, fights = _take_back(detector, versions)
+    yielded, fights = _take_back(detector)
     assert yielded == {".spec.replicas"}
     (fight,) = fights
     assert (fight.subject, fight.other, fight.paths, fight.backoff) == (
@@ -68,42 +56,56 @@ def test_third_take_back_within_the_window_declares_a_fight_and_yields() -> None
 
 def test_take_backs_outside_the_window_do_not_add_up() -> None:
     detector, clock = _detector()
-    versions = Versions()
     for _ in range(10):
-        assert _take_back(detector, versions) == (frozenset(), ())
+        assert _take_back(detector) == (frozenset(), ())
         clock.now += 151  # two take-backs at most in any 5 minutes
 
 
-def test_the_same_take_back_seen_twice_counts_once() -> None:
+def test_a_take_back_counts_once_until_a_forced_write_takes_the_path_again() -> None:
     detector, _ = _detector(threshold=2)
+    # A second dry run, a retried write or a stale view: no forced write in between.
     for _ in range(3):
-        verdict = detector.observe(SUBJECT, manager=OURS, conflicts=(REPLICAS,), version="7")
-        assert verdict.fights == ()
+        verdict = detector.observe(SUBJECT, manager=OURS, conflicts=(REPLICAS,))
+        assert verdict == Verdict()
+    detector.forced(SUBJECT, (REPLICAS,))
+    verdict = detector.observe(SUBJECT, manager=OURS, conflicts=(REPLICAS,))
+    assert verdict.yielded == {".spec.replicas"}
+
+
+def test_a_reclaim_that_failed_to_write_is_retried_not_counted() -> None:
+    detector, clock = _detector(threshold=1, backoff=10)
+    assert _take_back(detector)[1]  # declared
+    clock.now += 11
+    for _ in range(2):  # the reclaim, and its retry: nothing forced in between
+        verdict = detector.observe(SUBJECT, manager=OURS, conflicts=(REPLICAS,))
+        assert verdict == Verdict()
+    detector.forced(SUBJECT, (REPLICAS,))
+    clock.now += 2
+    _, (fight,) = _take_back(detector)
+    assert (fight.extended, fight.backoff) == (True, 20.0)
 
 
 def test_during_the_backoff_every_conflict_on_the_path_is_yielded_and_requeued() -> None:
     detector, clock = _detector(threshold=1)
-    versions = Versions()
-    assert _take_back(detector, versions)[1]
+    assert _take_back(detector)[1]
     clock.now += 20
-    yielded, fights = _take_back(detector, versions)
+    yielded, fights = _take_back(detector)
     assert (yielded, fights) == ({".spec.replicas"}, ())
     assert detector.requeue_after(SUBJECT) == pytest.approx(40.0)
     # Another manager is judged on its own: its first take-back starts its own fight.
     other = Conflict(".spec.replicas", "someone-else")
-    _, (fight,) = _take_back(detector, versions, other)
+    _, (fight,) = _take_back(detector, other)
     assert (fight.other, fight.backoff, fight.extended) == ("someone-else", 60.0, False)
 
 
 def test_the_backoff_doubles_while_the_fight_goes_on_up_to_the_maximum() -> None:
     detector, clock = _detector(threshold=1, backoff=60, max_backoff=150)
-    versions = Versions()
-    backoffs = [_take_back(detector, versions)[1][0].backoff]
+    backoffs = [_take_back(detector)[1][0].backoff]
     for _ in range(3):
         clock.now += backoffs[-1] + 1
-        assert _take_back(detector, versions) == (frozenset(), ())  # our reclaim is forced
+        assert _take_back(detector) == (frozenset(), ())  # our reclaim is forced
         clock.now += 2
-        yielded, (fight,) = _take_back(detector, versions)  # taken back again
+        yielded, (fight,) = _take_back(detector)  # taken back again
         assert yielded == {".spec.replicas"}
         assert fight.extended
         assert "back again after the agent's backoff" in fight.describe()
@@ -113,27 +115,25 @@ def test_the_backoff_doubles_while_the_fight_goes_on_up_to_the_maximum() -> None
 
 def test_a_quiet_window_after_the_reclaim_ends_the_fight() -> None:
     detector, clock = _detector(threshold=2, window=300, backoff=60)
-    versions = Versions()
-    _take_back(detector, versions)
+    _take_back(detector)
     clock.now += 1
-    assert _take_back(detector, versions)[1]  # declared
+    assert _take_back(detector)[1]  # declared
     clock.now += 61
-    assert _take_back(detector, versions) == (frozenset(), ())  # reclaim
+    assert _take_back(detector) == (frozenset(), ())  # reclaim
     clock.now += 301
     # Long after the reclaim: a new take-back starts counting afresh, no fight yet.
-    assert _take_back(detector, versions) == (frozenset(), ())
+    assert _take_back(detector) == (frozenset(), ())
     clock.now += 1
-    _, (fight,) = _take_back(detector, versions)
+    _, (fight,) = _take_back(detector)
     assert not fight.extended
     assert fight.backoff == 60.0
 
 
 def test_idle_tracks_are_forgotten() -> None:
     detector, clock = _detector(threshold=5, window=10, max_backoff=60, backoff=5)
-    versions = Versions()
-    _take_back(detector, versions)
+    _take_back(detector)
     clock.now += 1000
-    detector.observe("Deployment/demo/other", manager=OURS, conflicts=(), version="1")
+    detector.observe("Deployment/demo/other", manager=OURS, conflicts=())
     assert detector._tracks == {}
 
 
