@@ -35,6 +35,7 @@ DEADLINE = 60.0
 MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
+EXTRA = {"name": "TEAM_TRACE", "value": "1"}
 
 
 def _components(**model: Any) -> list[dict[str, Any]]:
@@ -67,6 +68,9 @@ def test_kubectl_labels_annotations_and_owners_survive_rewrites(
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         become_ready(kube, namespace, "co")
         add_foreign_metadata(kubectl, [*rewritten, model_service], owner)
+        # An extra list item beside ours: an env var in our container (strategic merge by name).
+        extra = {"spec": {"template": {"spec": {"containers": [{"name": "main", "env": [EXTRA]}]}}}}
+        kubectl.patch("deployments.apps/co-frontend", extra, type="strategic")
         # Rewrites: a graph label reaches every component object; a second graph with the same
         # model joins the model Service as a co-owner (its ownership passes), then leaves it.
         kube.edit_graph(namespace, "co", lambda g: g["spec"].update(labels={"release": "r2"}))
@@ -87,6 +91,8 @@ def test_kubectl_labels_annotations_and_owners_survive_rewrites(
         def drop_model(g: dict[str, Any]) -> None:
             g["spec"]["components"][0].pop("modelRef")
 
+        env = kube.get("Deployment", namespace, "co-frontend")["spec"]["template"]["spec"]
+        assert EXTRA in env["containers"][0]["env"]
         kube.edit_graph(namespace, "co2", drop_model)
         eventually(
             lambda: _owners(kube, namespace, MODEL_SERVICE) == {"co-decode", "keeper"},
