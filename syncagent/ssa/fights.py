@@ -142,11 +142,6 @@ class FightDetector:
         active = [e for e in ends if e > 0]
         return min(active) if active else None
 
-    def active(self) -> list[tuple[str, str, str, float]]:
-        """(subject, other manager, path, seconds left) of every active backoff."""
-        now = self._clock()
-        return [(*k, t.until - now) for k, t in self._tracks.items() if t.until > now]
-
     def _judge(self, track: _Track, now: float) -> str:
         if track.backoff and now < track.until:
             return "yield"

@@ -87,10 +87,3 @@ def check_foreign_metadata(kube: Kube, ns: str, targets: list[Target], owner_uid
 def labels_of(kube: Kube, ns: str, target: Target) -> dict[str, str]:
     obj = kube.get(target.kind, ns, target.name) or {}
     return (obj.get("metadata") or {}).get("labels") or {}
-
-
-def resource_versions(kube: Kube, ns: str, targets: list[Target]) -> dict[Target, str]:
-    return {
-        t: (kube.get(t.kind, ns, t.name) or {"metadata": {}})["metadata"].get("resourceVersion", "")
-        for t in targets
-    }
