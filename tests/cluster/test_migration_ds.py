@@ -84,8 +84,16 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 }
                 assert holders == {"syncagent/ownership"}
             assert {f"{G}-decode", f"{G}-prefill", f"{G}-frontend"} <= names(kube, DCD, namespace)
-            pathway = condition(kube.get(DGD, namespace, G), "WorkloadPathway")
-            assert (pathway["status"], pathway["reason"]) == ("False", "DisaggregatedSet")
+            # The status is written once, at the end of the reconcile that handed the Services
+            # over: it may trail the handoff a little.
+            until(
+                lambda: (
+                    (pathway := condition(kube.get(DGD, namespace, G), "WorkloadPathway"))
+                    and (pathway["status"], pathway["reason"]) == ("False", "DisaggregatedSet")
+                ),
+                step=_step(kube, namespace, fake),
+                what="the graph to report the migration to the DisaggregatedSet pathway",
+            )
 
             seen_order: list[str] = []
 
