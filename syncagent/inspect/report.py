@@ -204,6 +204,7 @@ def _takeover_json(plan: TakeoverPlan | None) -> list[dict[str, Any]] | None:
             "subresource": m.subresource,
             "to": m.target,
             "fields": m.fields,
+            "paths": list(m.paths),
         }
         for m in plan.moves
     ]
