@@ -26,6 +26,7 @@ from syncagent.api import DynamoGraphDeployment, validate_graph
 from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.context import GraphContext, build_status, status_events
 from syncagent.programs.dispatch import dcd_component_names, run_program
+from syncagent.programs.fights import Fights, graph_of_component
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
@@ -61,6 +62,7 @@ class Reconcilers:
     capabilities: Callable[[], Capabilities | None]
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
+    fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -113,7 +115,7 @@ class Reconcilers:
             selection=selection,
             recorded=recorded,
             store=self.store,
-            writer=Writer(self.engine, metrics=self.metrics),
+            writer=Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph),
             discovery_backend=self.discovery_backend,
         )
 
@@ -150,7 +152,7 @@ class Reconcilers:
         self._emit(ctx.graph, events)
         if outcome.retry:
             raise RetryLater(f"{ctx.ref}: {_ready_message(outcome.status)}")
-        return Result(requeue_after=outcome.requeue_after) if outcome.requeue_after else None
+        return _requeue(outcome.requeue_after, ctx.writer.requeue_after)
 
     # -- DCD ----------------------------------------------------------------------------------
     async def reconcile_component(self, key: str) -> Result | None:
@@ -161,7 +163,13 @@ class Reconcilers:
             return None
         if caps is None:
             return Result(requeue_after=1.0)
-        writer = Writer(self.engine, metrics=self.metrics, on=dcd)
+        writer = Writer(
+            self.engine,
+            metrics=self.metrics,
+            on=dcd,
+            fights=self.fights,
+            graph=graph_of_component(dcd),
+        )
         ctx = ComponentContext(
             dcd=dcd,
             caps=caps,
@@ -176,7 +184,7 @@ class Reconcilers:
         self._emit(dcd, outcome.events + _component_error_events(dcd, outcome.status))
         if outcome.retry:
             raise RetryLater(f"{ctx.ref}: {_available_message(outcome.status)}")
-        return None
+        return _requeue(writer.requeue_after)
 
     def _graph_gone(self, dcd: Obj) -> bool:
         """A DCD of a graph that no longer exists is garbage collection's (or, while it lacks
@@ -226,6 +234,12 @@ class Reconcilers:
             self.recorder.record(
                 target, type=event.type, reason=event.reason, message=event.message
             )
+
+
+def _requeue(*delays: float | None) -> Result | None:
+    """Look again after the shortest of ``delays`` (a program's wait, a fight's backoff)."""
+    given = [d for d in delays if d]
+    return Result(requeue_after=min(given)) if given else None
 
 
 def _validate(ctx: GraphContext) -> list[str]:

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
@@ -98,6 +99,14 @@ async def async_client(kubeconfig: KubeConfig) -> AsyncIterator[AsyncClient]:
     c = AsyncClient(config=kubeconfig, field_manager=TEST_MANAGER)
     yield c
     await c.close()
+
+
+@pytest.fixture
+def kubectl(control_plane: ControlPlane, namespace: str) -> Any:
+    """The pinned ``kubectl`` (built with the control plane), bound to the test's namespace."""
+    from tests.cluster.test_kubectl_support import Kubectl
+
+    return Kubectl(ensure_binaries().kubectl, control_plane.kubeconfig, namespace)
 
 
 @pytest.fixture

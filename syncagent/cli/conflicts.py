@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lightkube import AsyncClient
+from lightkube import ApiError, AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.inspect import conflicts
+from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planner import PlanError, plan_live_graph
 from syncagent.inspect.session import (
@@ -23,11 +24,14 @@ DESCRIPTION = """\
 Dry-run, without force, every object the graph's program would apply, and list each field
 another manager owns with a different value: the path (list items by key, such as
 ports[port=8000,protocol=TCP]), the owning manager and its operation, our value and the live
-value, and the remedy: take-over (an upstream-operator or kubectl write the agent adopts),
-force (what the agent does; yield the field to keep the other value), hand-over (replicas under
-an autoscaler: two steps, no value reset). Never writes.
+value, and the remedy: take-over (a field the upstream Dynamo operator wrote, which the agent
+adopts), force (what the agent does, a kubectl hand edit included; yield the field to keep the
+other value), hand-over (replicas under an autoscaler: two steps, no value reset). Then the
+field fights the agent declared (read from its FieldFight Events on the graph, about the last
+hour): another manager kept taking fields back, so the agent leaves them alone for a backoff.
+Never writes.
 
-exit codes: 0 no conflicts, 2 conflicts, 1 error."""
+exit codes: 0 no conflicts and no fights, 2 conflicts or fights, 1 error."""
 
 
 def register(subparsers: Any) -> None:
@@ -53,22 +57,23 @@ def run(args: argparse.Namespace) -> int:
     namespace = default_namespace(args)
     subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
 
-    async def work(client: AsyncClient) -> list[conflicts.ConflictRow]:
+    async def work(client: AsyncClient) -> tuple[list[conflicts.ConflictRow], list[FightRow]]:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             run_ = await plan_live_graph(
                 client, graph, settings=settings, discovery_backend=args.discovery_backend
             )
+            fought = await read_fights(client, graph)
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
-        return conflicts.rows(run_.engine.records)
+        except ApiError as err:
+            raise InspectError(f"{subject}: cannot list its Events: {err}") from None
+        return conflicts.rows(run_.engine.records), fought
 
     try:
-        found = run_async(args, work)
+        found, fought = run_async(args, work)
     except InspectError as err:
         raise UserError(str(err)) from None
-    if args.output == "json":
-        print(conflicts.to_json(found, graph=subject), end="")
-    else:
-        print(conflicts.to_text(found, graph=subject), end="")
-    return 2 if found else 0
+    render = conflicts.to_json if args.output == "json" else conflicts.to_text
+    print(render(found, graph=subject, fights=fought), end="")
+    return 2 if found or fought else 0

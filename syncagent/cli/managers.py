@@ -23,8 +23,9 @@ DESCRIPTION = """\
 List the field managers on a graph and every object it owns (directly or through its
 DynamoComponentDeployments), with the bytes metadata.managedFields takes per object, checked
 against the declarations in fieldmanagers/: paths, kinds and operations outside a manager's
-contract, undeclared syncagent managers, stale entries (upstream-operator or kubectl Update
-entries a takeover adopts, per-owner managers whose owner left) and a missing ownership entry.
+contract, undeclared syncagent managers, stale entries (fields the upstream Dynamo operator
+wrote, which a takeover adopts; per-owner managers whose owner left) and a missing ownership
+entry. Other writers' entries (kubectl label/annotate/patch, other controllers) are theirs.
 
 exit codes: 0 no findings, 2 findings, 1 error."""
 

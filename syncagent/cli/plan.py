@@ -26,7 +26,8 @@ DESCRIPTION = """\
 Show exactly what the agent would do for a graph: per object created, configured, unchanged,
 conflict or would-delete, with a diff of the live object against the server's dry-run result
 (server defaults never show as changes), the conflicts and their owners, and any takeover of
-fields written by the upstream operator or kubectl. Runs the agent's own programs and field
+fields written by the upstream Dynamo operator (docs/ownership.md; what other writers such as
+kubectl added stays theirs and never shows as removed). Runs the agent's own programs and field
 managers with server-side dry runs only: it never writes.
 
 exit codes: 0 no changes, 2 changes, 1 error."""

@@ -16,6 +16,7 @@ import anyio
 
 from syncagent.cli.errors import UserError
 from syncagent.controller import Reconcilers
+from syncagent.programs.fights import Fights
 from syncagent.programs.pathway_watches import add_pathway_watches
 from syncagent.programs.view import CacheStore
 from syncagent.runtime import http
@@ -42,12 +43,15 @@ from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
 from syncagent.ssa import Engine
+from syncagent.ssa.fights import FightDetector, FightPolicy
 
 DESCRIPTION = """\
 Run the agent: watch DynamoGraphDeployments and DynamoComponentDeployments and keep their
 workloads (DynamoComponentDeployments, Deployments, LeaderWorkerSets, Services, discovery
-ServiceAccounts/Roles/RoleBindings, wait-for-leader ConfigMaps) applied through server-side apply. Logs are JSON lines on
-stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
+ServiceAccounts/Roles/RoleBindings, wait-for-leader ConfigMaps) applied through server-side apply. What other writers add
+beside the agent's fields stays theirs; a writer that keeps taking fields back is named in a
+FieldFight event and left alone for a backoff (--fight-*; docs/ownership.md). Logs are JSON lines
+on stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
 
 DGD_KIND = "DynamoGraphDeployment"
 DCD_KIND = "DynamoComponentDeployment"
@@ -187,6 +191,36 @@ def register(subparsers: Any) -> None:
         help="reconcile every graph and component this often even without changes (default 10m)",
     )
     p.add_argument(
+        "--fight-threshold",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="a field fight is declared when the same other field manager takes the same "
+        "fields back N times within --fight-window (default 3)",
+    )
+    p.add_argument(
+        "--fight-window",
+        type=duration,
+        default=300.0,
+        metavar="DURATION",
+        help="the window in which take-backs count towards a fight (default 5m)",
+    )
+    p.add_argument(
+        "--fight-backoff",
+        type=duration,
+        default=60.0,
+        metavar="DURATION",
+        help="how long the fought-over fields are first left to the other manager; doubles "
+        "while the fight goes on (default 1m)",
+    )
+    p.add_argument(
+        "--fight-max-backoff",
+        type=duration,
+        default=3600.0,
+        metavar="DURATION",
+        help="the longest backoff of a fight (default 1h)",
+    )
+    p.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default="info",
@@ -222,8 +256,17 @@ def run(args: argparse.Namespace) -> int:
     options = ManagerOptions(
         metrics_address=metrics_address, lease=lease, capability_settings=settings
     )
+    try:
+        fight_policy = FightPolicy(
+            threshold=args.fight_threshold,
+            window=args.fight_window,
+            backoff=args.fight_backoff,
+            max_backoff=args.fight_max_backoff,
+        )
+    except ValueError as err:
+        raise UserError(str(err)) from None
     manager = Manager(client, options, metrics=default_metrics())
-    wire(manager, client, args)
+    wire(manager, client, args, fights=fight_policy)
     health = None if args.health_probe_bind_address == "0" else args.health_probe_bind_address
     try:
         anyio.run(_serve, manager, health)
@@ -254,7 +297,9 @@ def _find(err: BaseException, kind: type[BaseException]) -> BaseException | None
     return None
 
 
-def wire(manager: Manager, client: Any, args: argparse.Namespace) -> Reconcilers:
+def wire(
+    manager: Manager, client: Any, args: argparse.Namespace, *, fights: FightPolicy | None = None
+) -> Reconcilers:
     """Watches, caches, the two controllers and the handlers that connect them."""
     manager.watches = WatchSet(
         client,
@@ -315,6 +360,7 @@ def wire(manager: Manager, client: Any, args: argparse.Namespace) -> Reconcilers
         capabilities=lambda: manager.capabilities,  # type: ignore[arg-type,return-value]
         metrics=manager.metrics,
         discovery_backend=args.discovery_backend,
+        fights=Fights(FightDetector(fights), recorder=manager.events, metrics=manager.metrics),
     )
     backoff = Backoff(base=1.0, cap=300.0)
 

@@ -7,9 +7,10 @@
 - ``report``: the plan as rows (human text and the stable JSON of ``plan -o json``).
 - ``diff``: live vs dry-run result as a readable diff (server-set fields left out).
 - ``fieldpaths``: readable field paths resolved against objects.
-- ``blame``, ``conflicts``, ``managers``: the other three tools.
-- ``upstream``: the writers whose Update entries a takeover adopts, and the takeover targets
-  per kind (shared with the programs).
+- ``blame``, ``conflicts``, ``managers``: the other three tools; ``fights``: the field fights
+  the agent declared, read back from its ``FieldFight`` Events (for ``conflicts``).
+- What a takeover adopts, and the takeover targets per kind, come from
+  ``syncagent.programs.takeover`` (shared with the programs; docs/ownership.md).
 - ``kinds``, ``live``, ``session``: KIND/NAME resolution, reading one object, the client
   (``--as`` impersonation) and the one-line errors.
 """

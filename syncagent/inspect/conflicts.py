@@ -3,25 +3,30 @@
 The rows come from the non-forced dry runs a plan makes (each content apply is dry-run without
 force first, design.md §4.4). Remedies:
 
-- ``take-over``: the owner is a writer a takeover adopts (the upstream operator, kubectl): the
-  agent merges its entries into ours before applying; nothing to do.
+- ``take-over``: the field was written by the upstream Dynamo operator, our predecessor, and a
+  takeover adopts it (``programs/takeover.py``, docs/ownership.md): the agent merges it into
+  ours before applying; nothing to do.
 - ``hand-over``: ``replicas`` written by an autoscaler (an Update through ``/scale``): a
   two-step hand-over, so that no value is reset on the way.
 - ``yield``: the apply is not forced (a co-owner's own reference item), so it fails; the field
   must be left out, or its other writer must stop.
-- ``force``: the program is authoritative for what it renders and the agent forces the field;
-  to keep the other writer's value instead, yield it (leave it out of the desired object).
+- ``force``: the program is authoritative for what it renders and the agent forces the field
+  (a hand edit with kubectl is put back); to keep the other writer's value instead, yield it
+  (leave it out of the desired object). A writer that keeps taking it back is named in a
+  ``FieldFight`` event and left alone for a while; those fights are listed too (read from the
+  Events: the agent's memory is not visible here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from fieldmanagers import is_ours
+from syncagent.inspect import fights as fights_
 from syncagent.inspect.fieldpaths import show, value_at
 from syncagent.inspect.planengine import Records
 from syncagent.programs.takeover import POLICY
@@ -55,15 +60,16 @@ def remedy_for(
     our_manager: str,
     ours: str,
     live: str,
-    policy: TakeoverPolicy = POLICY,
+    taken: bool = False,
     forced: bool = True,
 ) -> Remedy:
-    entry = {"manager": conflict.manager, "operation": operation.split("/")[0]}
-    if policy.is_old(entry):
+    """``taken``: the takeover policy adopts this field of its owner before the apply."""
+    if taken:
         return Remedy(
             "take-over",
-            f"{conflict.manager} ({operation}) is taken over before the agent applies: "
-            f"its fields move to {our_manager} in one guarded update; nothing to do",
+            f"{conflict.manager} ({operation}) wrote it as the upstream Dynamo operator; it is "
+            f"taken over before the agent applies: it moves to {our_manager} in one guarded "
+            "update; nothing to do",
         )
     if is_ours(conflict.manager):
         return Remedy(
@@ -132,9 +138,18 @@ def _row(
             our_manager=manager,
             ours=ours,
             live=theirs,
-            policy=policy,
+            taken=taken_by(policy, live, conflict),
             forced=forced,
         ),
+    )
+
+
+def taken_by(policy: TakeoverPolicy, live: Mapping[str, Any], conflict: Conflict) -> bool:
+    """Whether ``policy`` takes the conflicting field from its owner's entries."""
+    raw = (live.get("metadata") or {}).get("managedFields") or ()
+    return any(
+        e.get("manager") == conflict.manager and conflict.path in policy.taken_paths(e, live=live)
+        for e in raw
     )
 
 
@@ -151,7 +166,15 @@ def operation_of(live: Mapping[str, Any], conflict: Conflict) -> str:
     return conflict.operation
 
 
-def to_text(found: list[ConflictRow], *, graph: str) -> str:
+def to_text(
+    found: list[ConflictRow], *, graph: str, fights: Sequence[fights_.FightRow] = ()
+) -> str:
+    section = fights_.to_text(list(fights))
+    tail = "\n" + "\n".join(section) + "\n" if section else ""
+    return _conflicts_text(found, graph=graph) + tail
+
+
+def _conflicts_text(found: list[ConflictRow], *, graph: str) -> str:
     if not found:
         return f"{graph}: no conflicts: every apply succeeds without force\n"
     head = ("OBJECT", "PATH", "OWNER", "OPERATION", "OURS", "LIVE", "REMEDY")
@@ -167,7 +190,9 @@ def to_text(found: list[ConflictRow], *, graph: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_json(found: list[ConflictRow], *, graph: str) -> str:
+def to_json(
+    found: list[ConflictRow], *, graph: str, fights: Sequence[fights_.FightRow] = ()
+) -> str:
     doc = {
         "graph": graph,
         "conflicts": [
@@ -184,5 +209,6 @@ def to_json(found: list[ConflictRow], *, graph: str) -> str:
             }
             for r in found
         ],
+        "fights": fights_.to_json(list(fights)),
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -4,8 +4,9 @@ Per object: every managedFields entry, the bytes managedFields take, and finding
 - ``outside-contract``: a ``syncagent/*`` manager owns a path (or writes a kind, or uses an
   operation/subresource) its declaration does not name;
 - ``unknown``: a ``syncagent/*`` manager no module declares (a renamed or removed manager);
-- ``stale``: an Update entry of a writer a takeover adopts (upstream operator, kubectl), or a
-  per-owner manager whose owner no longer has a reference on the object;
+- ``stale``: an Update entry holding fields a takeover adopts (what the upstream Dynamo operator
+  wrote, docs/ownership.md), or a per-owner manager whose owner no longer has a reference on
+  the object;
 - ``missing``: an object controlled through our references without a ``syncagent/ownership``
   entry.
 """
@@ -81,13 +82,13 @@ def check(
     for raw_entry, entry in zip(raw, entries, strict=True):
         if fieldmanagers.is_ours(entry.manager):
             report.findings += _check_ours(entry, kind=kind, ref_uids=ref_uids)
-        elif policy.is_old(raw_entry) and not user_object:
+        elif not user_object and (taken := policy.taken_paths(raw_entry, live=obj)):
             report.findings.append(
                 Finding(
                     "stale",
                     entry.manager,
-                    f"{entry.manager} ({entry.operation}) owns {len(entry.fields)} field(s); "
-                    "taken over before the agent's next apply",
+                    f"{entry.manager} ({entry.operation}) owns {len(taken)} field(s) the "
+                    "upstream operator wrote; taken over before the agent's next apply",
                 )
             )
     names = {e.manager for e in entries}

@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 
 from syncagent.ssa import ABSENT, ChangeSetEntry, Conflict, ConflictError, Engine, ref_of
-from syncagent.ssa.engine import Live
+from syncagent.ssa.engine import Live, OnConflict
 
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
@@ -116,6 +116,7 @@ class PlanEngine(Engine):
         live: Live = None,
         subresource: str = "",
         resource_version_precondition: bool = False,
+        on_conflict: OnConflict | None = None,
     ) -> ChangeSetEntry:
         subject = ref_of(desired).subject
         base = await self._real(desired, live)
@@ -142,6 +143,7 @@ class PlanEngine(Engine):
                 live=ABSENT if base is None else base,
                 subresource=subresource,
                 resource_version_precondition=resource_version_precondition,
+                on_conflict=on_conflict,
             )
         except ConflictError as err:
             self.records.see(subject)

@@ -111,10 +111,11 @@ def _apply_row(subject: str, records: Records, *, policy: TakeoverPolicy) -> Row
         content = next((m for m in managers if m != OWNERSHIP), OWNERSHIP)
         targets = targets_for(str(base.get("kind")), content) | {"policy": policy}
         takeover = plan_takeover(base, **targets)
-    taken = {m.source for m in takeover.moves} if takeover else set()
     found = [c for a in applies for c in a.entry.conflicts]
     found += [c for r in records.refused if r.subject == subject for c in r.conflicts]
-    conflicts = _unique(c for c in found if c.manager not in taken)
+    conflicts = _unique(
+        c for c in found if takeover is None or c.path not in takeover.taken_from(c.manager)
+    )
     differences = list(dict.fromkeys(d for a in applies for d in a.entry.differences))
     if base is None:
         action = "created"
@@ -203,6 +204,7 @@ def _takeover_json(plan: TakeoverPlan | None) -> list[dict[str, Any]] | None:
             "subresource": m.subresource,
             "to": m.target,
             "fields": m.fields,
+            "paths": list(m.paths),
         }
         for m in plan.moves
     ]

@@ -1,26 +1,95 @@
-"""Writers whose Update entries we take over before adopting or handing over an object.
+"""What we take over, and from whom: only what the upstream Dynamo operator wrote (docs/ownership.md).
 
-The upstream Dynamo operator is a controller-runtime binary named ``manager``; its writes show
-as Update entries of manager ``manager`` (controller-runtime's default field manager is the
-binary name). ``kubectl`` writes (create, edit, replace, client-side apply, label, annotate...)
-are covered by the ``kubectl`` prefix of :data:`syncagent.ssa.takeover.KUBECTL`.
+The upstream operator is our predecessor: what it set that we no longer set should go. It is a
+controller-runtime binary whose writes show as Update entries of manager ``manager`` (the
+binary's name, controller-runtime's default) or ``dynamo-operator``. But ``manager`` is also the
+name of other controllers (the LeaderWorkerSet controller writes LWS status as ``manager``), so
+only what the Dynamo operator demonstrably wrote is taken from those entries:
+
+- the content fields (``spec``; ``rules``/``subjects``/``roleRef``/``imagePullSecrets`` of the
+  discovery identity) of every kind we render, as our content managers declare them;
+- labels, annotations and finalizers under the ``nvidia.com/`` prefix, on those kinds;
+- owner references to our kinds (graphs and components);
+- status, only of graphs and components (never of a third-party kind).
+
+Nothing is taken from any other writer (kubectl of every kind, other controllers, people): from
+them our forced applies take exactly the fields we set, and what they added beside ours stays.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fieldmanagers import component_status, ownership
-from syncagent.ssa.takeover import KUBECTL, TakeoverPolicy
+from fieldmanagers import (
+    component_status,
+    components,
+    disaggregatedset,
+    graph_status,
+    grove,
+    identity,
+    ownership,
+    services,
+    workloads,
+)
+from fieldmanagers.contract import FieldManager
+from syncagent.ssa.fieldsets import FieldSelector
+from syncagent.ssa.takeover import TakeoverPolicy, TakeoverRule
 
 UPSTREAM_OPERATOR_MANAGERS: tuple[str, ...] = ("manager", "dynamo-operator")
-
-POLICY: TakeoverPolicy = KUBECTL.with_managers(*UPSTREAM_OPERATOR_MANAGERS)
+PREFIX = "nvidia.com/"
+DGD = "DynamoGraphDeployment"
+DCD = "DynamoComponentDeployment"
+OUR_KINDS = frozenset({DGD, DCD})
+OUR_API_VERSIONS = frozenset({"nvidia.com/v1alpha1", "nvidia.com/v1beta1"})
+CONTENT_MANAGERS: tuple[FieldManager, ...] = (
+    components.MANAGER,
+    workloads.MANAGER,
+    disaggregatedset.MANAGER,
+    grove.MANAGER,
+    services.MANAGER,
+    identity.MANAGER,
+)
 
 # Status subresources we write, by kind: upstream status entries move there on takeover.
 STATUS_MANAGERS: dict[str, str] = {
-    "DynamoComponentDeployment": component_status.MANAGER.name,
+    DGD: graph_status.MANAGER.name,
+    DCD: component_status.MANAGER.name,
 }
+
+_METADATA = (
+    FieldSelector(("metadata", "labels"), prefix=PREFIX),
+    FieldSelector(("metadata", "annotations"), prefix=PREFIX),
+    FieldSelector(("metadata", "finalizers"), prefix=PREFIX),
+    FieldSelector(
+        ("metadata", "ownerReferences"),
+        item=(("kind", OUR_KINDS), ("apiVersion", OUR_API_VERSIONS)),
+    ),
+)
+_STATUS = (FieldSelector(("status",)),)
+
+
+def content_fields(manager: FieldManager) -> tuple[str, ...]:
+    """The top-level fields other than metadata that ``manager`` declares (``spec``...)."""
+    tops = (p.lstrip(".").split(".")[0].split("[")[0].rstrip("*") for p in manager.paths)
+    return tuple(dict.fromkeys(t for t in tops if t not in ("metadata", "status")))
+
+
+def upstream_policy(managers: tuple[str, ...] = UPSTREAM_OPERATOR_MANAGERS) -> TakeoverPolicy:
+    names = frozenset(managers)
+    rules = [
+        TakeoverRule(
+            names,
+            tuple(FieldSelector((name,)) for name in content_fields(m)) + _METADATA,
+            kinds=frozenset(m.kinds),
+        )
+        for m in CONTENT_MANAGERS
+    ]
+    rules.append(TakeoverRule(names, _STATUS, kinds=OUR_KINDS))
+    rules.append(TakeoverRule(names, _STATUS, kinds=OUR_KINDS, subresource="status"))
+    return TakeoverPolicy(tuple(rules))
+
+
+POLICY: TakeoverPolicy = upstream_policy()
 
 
 def targets_for(kind: str, content_manager: str) -> dict[str, Any]:

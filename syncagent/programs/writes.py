@@ -2,7 +2,9 @@
 
 Every object a program owns goes through :meth:`Writer.apply_owned` (routing.md §3 "Ownership
 writes") and every delete through :meth:`Writer.delete` (UID precondition). The writer never
-decides *what* to write; it records what happened for metrics, logs and events.
+decides *what* to write; it records what happened for metrics, logs and events: a forced
+conflict becomes a ``ForcedConflict`` event (design §4.4), and with a fight detector, fields
+another manager keeps taking back are yielded for a backoff (docs/ownership.md).
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import is_ours
-from syncagent.programs.base import QueuedEvent, write_event
+from syncagent.programs.base import WARNING, QueuedEvent, write_event
+from syncagent.programs.fights import Fights
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.render import Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
     ABSENT,
     ChangeSetEntry,
+    Conflict,
     Engine,
     OwnerRef,
     SsaError,
@@ -29,6 +33,7 @@ from syncagent.ssa import (
     ref_of,
     set_controller,
 )
+from syncagent.ssa.engine import OnConflict
 from syncagent.ssa.takeover import needs_takeover, take_over
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,10 @@ class Writer:
     metrics: Metrics | None = None
     events: list[QueuedEvent] = field(default_factory=list)
     on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
+    fights: Fights | None = None  # None: every conflict is forced (plan, tests)
+    graph: Mapping[str, Any] | None = None  # the object fights are reported on
+    # When the earliest backoff of a yielded field ends: reconcile again then to reclaim it.
+    requeue_after: float | None = None
 
     def check_may_control(
         self, rendered: Rendered, live: Mapping[str, Any] | None, owner: OwnerRef
@@ -98,6 +107,7 @@ class Writer:
                 manager=rendered.manager,
                 controller=owner,
                 live=_live_arg(live, known=known),
+                on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
         except SsaError as err:
             self._count(rendered.kind, "error")
@@ -121,9 +131,10 @@ class Writer:
     async def take_over(
         self, live: Mapping[str, Any] | None, *, manager: str
     ) -> Mapping[str, Any] | None:
-        """Merge the upstream operator's and kubectl's Update entries into ours (one guarded
-        update), so fields we no longer set do not linger. Runs after the control check and
-        before any adoption or handoff; a no-op, without requests, when there is nothing to take.
+        """Merge what the upstream Dynamo operator wrote into our managers (one guarded
+        update), so fields we no longer set do not linger (``programs/takeover.py``). Nothing
+        any other writer added is taken. Runs after the control check and before any adoption
+        or handoff; a no-op, without requests, when there is nothing to take.
         """
         if live is None or not needs_takeover(live, policy=POLICY):
             return live
@@ -152,8 +163,10 @@ class Writer:
     async def apply(
         self, desired: Mapping[str, Any], *, manager: str, live: Mapping[str, Any] | None, **kw: Any
     ) -> ChangeSetEntry:
-        """A plain apply (status, co-owner items): counted, no event."""
+        """A plain apply (content, status, co-owner items): counted, no write event."""
         kind = str(desired.get("kind"))
+        if kw.get("force") and not kw.get("subresource"):
+            kw["on_conflict"] = self.on_conflict(kind, manager)
         try:
             entry = await self.engine.apply(desired, manager=manager, live=live, **kw)
         except SsaError:
@@ -176,6 +189,31 @@ class Writer:
             self.events.append(write_event("deleted", kind, str(meta.get("name")), on=self.on))
         return gone
 
+    def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
+        """The engine's hook for a content apply: the paths the fight detector yields."""
+        fights = self.fights
+        if fights is None:
+            return None
+
+        def decide(conflicts: Any, live: Mapping[str, Any] | None) -> frozenset[str]:
+            if live is None:  # a conflict needs an object; nothing to judge without one
+                return frozenset()
+            verdict = fights.judge(
+                ref_of(live).subject,
+                kind=kind,
+                manager=manager,
+                conflicts=conflicts,
+                live=live,
+                graph=self.graph,
+            )
+            if verdict.requeue_after is not None:
+                self.requeue_after = min(
+                    verdict.requeue_after, self.requeue_after or verdict.requeue_after
+                )
+            return verdict.yielded
+
+        return decide
+
     def _record(self, kind: str, entry: ChangeSetEntry) -> None:
         self._count(kind, entry.action)
         if entry.changed:
@@ -190,10 +228,39 @@ class Writer:
                 "apply conflict overridden",
                 extra={"object": entry.subject, "conflict": conflict.describe()},
             )
+        if entry.conflicts:
+            self.events.append(forced_event(entry, on=self.on))
+            if self.fights is not None:
+                self.fights.forced(entry.subject, entry.conflicts)
+        for conflict in entry.yielded:
+            if self.metrics is not None:
+                self.metrics.yielded.inc(kind=kind, manager=conflict.manager)
+            log.info(
+                "field left to another manager during a fight",
+                extra={"object": entry.subject, "conflict": conflict.describe()},
+            )
 
     def _count(self, kind: str, result: str) -> None:
         if self.metrics is not None:
             self.metrics.apply_actions.inc(kind=kind, result=result)
+
+
+def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> QueuedEvent:
+    """``ForcedConflict``: the fields a forced apply took from other managers, by manager."""
+    by_manager: dict[str, list[Conflict]] = {}
+    for conflict in entry.conflicts:
+        by_manager.setdefault(conflict.manager, []).append(conflict)
+    parts = [
+        f"{', '.join(c.path for c in found)} from {manager!r}"
+        for manager, found in by_manager.items()
+    ]
+    return QueuedEvent(
+        WARNING,
+        "ForcedConflict",
+        f"{entry.subject}: {entry.manager} took {'; '.join(parts)} (the graph sets these "
+        "fields; leave them out of the graph, or stop the other writer, to keep its value)",
+        on,
+    )
 
 
 def _uid(obj: Mapping[str, Any] | None) -> str:

@@ -66,6 +66,8 @@ class Event:
     type: str
     reason: str
     message: str
+    # Machine-readable details for tools that read the Event back (metadata.annotations).
+    annotations: tuple[tuple[str, str], ...] = ()
 
 
 def timestamp(ts: float) -> str:
@@ -84,7 +86,11 @@ def event_body(
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": name, "namespace": ref.namespace or "default"},
+        "metadata": {
+            "name": name,
+            "namespace": ref.namespace or "default",
+            **({"annotations": dict(event.annotations)} if event.annotations else {}),
+        },
         "involvedObject": involved,
         "type": event.type,
         "reason": event.reason,
@@ -121,12 +127,21 @@ class EventRecorder:
         self._max_queued = max_queued
         self._wakeup: anyio.Event | None = None
 
-    def record(self, obj: ObjectRef, *, type: str, reason: str, message: str) -> None:
+    def record(
+        self,
+        obj: ObjectRef,
+        *,
+        type: str,
+        reason: str,
+        message: str,
+        annotations: Mapping[str, str] | None = None,
+    ) -> None:
         """Queue an event; :meth:`run` emits it. Never blocks, never raises."""
         if len(self._pending) >= self._max_queued:
             log.warning("event dropped: queue full", extra={"object": str(obj), "reason": reason})
             return
-        self._pending.append(Event(obj, type, reason, message))
+        notes = tuple(sorted((annotations or {}).items()))
+        self._pending.append(Event(obj, type, reason, message, notes))
         if self._wakeup is not None:
             self._wakeup.set()
 

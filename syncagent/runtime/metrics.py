@@ -253,6 +253,19 @@ class Metrics:
             "Apply conflicts with another field manager, by kind and that manager.",
             ("kind", "manager"),
         )
+        self.field_fights = r.counter(
+            "syncagent_field_fights_total",
+            "Field fights: another field manager kept taking back fields the agent applies, so "
+            "the agent left them to it for a backoff (declared, or gone on after a backoff), "
+            "by kind and that manager.",
+            ("kind", "manager"),
+        )
+        self.yielded = r.counter(
+            "syncagent_apply_yielded_total",
+            "Conflicting fields left out of an apply during a fight's backoff, by kind and the "
+            "field manager holding them.",
+            ("kind", "manager"),
+        )
         self.queue_depth = r.gauge(
             "syncagent_workqueue_depth", "Keys waiting in a work queue.", ("queue",)
         )

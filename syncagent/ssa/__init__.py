@@ -5,9 +5,11 @@
     entry.action  # "created" | "configured" | "unchanged"
 
 Modules: ``engine`` (apply / plan / apply_all / delete), ``compare`` (dry run vs live),
-``quirks`` (API-server normalisers), ``desired`` (refusal rules, digest), ``managedfields`` and
-``paths`` (decoding for blame and conflicts), ``ownership`` (owner references), ``errors``,
-``counter`` (requests by verb), ``cache``, ``api`` and ``resources`` (raw HTTP).
+``quirks`` (API-server normalisers), ``desired`` (refusal rules, digest, leaving paths out),
+``managedfields`` and ``paths`` (decoding for blame and conflicts), ``fieldsets`` (raw fieldsV1
+sets), ``takeover`` (adopting an old writer's fields, by policy), ``fights`` (the field-fight
+detector), ``ownership`` (owner references), ``errors``, ``counter`` (requests by verb),
+``cache``, ``api`` and ``resources`` (raw HTTP).
 """
 
 from syncagent.ssa.cache import ConvergenceCache

@@ -16,7 +16,8 @@ class ChangeSetEntry:
 
     ``object`` is the resulting object (for a plan, the dry-run result); ``before`` is the live
     object it was compared with (None when absent). ``conflicts`` are the fields a forced apply
-    took from other managers, found by the non-forced dry run that precedes it. ``differences``
+    took from other managers, found by the non-forced dry run that precedes it; ``yielded`` the
+    conflicting fields left to their owners instead (out of the applied object). ``differences``
     names the compared parts that changed (empty when unchanged).
     """
 
@@ -27,6 +28,7 @@ class ChangeSetEntry:
     subresource: str = ""
     before: dict[str, Any] | None = None
     conflicts: tuple[Conflict, ...] = ()
+    yielded: tuple[Conflict, ...] = ()
     differences: tuple[str, ...] = ()
     dry_run: bool = False
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from syncagent.ssa.errors import DesiredObjectError
+from syncagent.ssa.paths import Field, Index, Key, Value, parse
 
 # Fields only the server sets; a desired object carrying one was read back, not rendered.
 _SERVER_OWNED = (
@@ -138,3 +140,54 @@ def digest(obj: Mapping[str, Any]) -> str:
     meta.pop("resourceVersion", None)
     body = {**obj, "metadata": meta}
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def without(obj: Mapping[str, Any], paths: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``obj`` with the fields at ``paths`` (readable paths, as conflicts name them)
+    left out: a field of a map, or an item of a list. A path not in ``obj`` changes nothing."""
+    out = copy.deepcopy(dict(obj))
+    for text in paths:
+        path = parse(text, like=out)
+        if not path:
+            continue
+        parent: Any = out
+        for element in path[:-1]:
+            parent = _child(parent, element)
+            if parent is None:
+                break
+        else:
+            _drop(parent, path[-1])
+    return out
+
+
+def _child(node: Any, element: Any) -> Any:
+    if isinstance(element, Field):
+        return node.get(element.name) if isinstance(node, dict) else None
+    if not isinstance(node, list):
+        return None
+    index = _index(node, element)
+    return node[index] if index is not None else None
+
+
+def _drop(node: Any, element: Any) -> None:
+    if isinstance(element, Field):
+        if isinstance(node, dict):
+            node.pop(element.name, None)
+        return
+    if isinstance(node, list) and (index := _index(node, element)) is not None:
+        del node[index]
+
+
+def _index(items: list[Any], element: Any) -> int | None:
+    if isinstance(element, Index):
+        return element.index if element.index < len(items) else None
+    for i, item in enumerate(items):
+        if isinstance(element, Value) and item == element.value:
+            return i
+        if (
+            isinstance(element, Key)
+            and isinstance(item, dict)
+            and all(item.get(k) == v for k, v in element.items)
+        ):
+            return i
+    return None

@@ -3,6 +3,8 @@
 1. A cache record (desired digest, live resourceVersion) proves convergence: no request.
 2. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
    the write then takes the fields over). Skipped when the engine's own GET found no object.
+   A caller's ``on_conflict`` may name conflicting paths to *yield*: they are left out of the
+   desired object and the dry run runs again (design §4.4, a fight backs off this way).
 3. The dry-run result is compared with the live object (compare.py); equal means no write.
 4. Otherwise the real apply; the resulting resourceVersion is recorded.
 """
@@ -10,7 +12,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,8 +23,13 @@ from syncagent.ssa.cache import CacheKey, ConvergenceCache
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
-from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of
+from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of, without
 from syncagent.ssa.errors import Conflict, ConflictError, SsaError
+
+# Given the conflicts of a non-forced dry run and the live object, the paths to leave out.
+OnConflict = Callable[[Sequence[Conflict], Mapping[str, Any] | None], Collection[str]]
+# Dry runs one apply may make while yielding paths, before it forces what still conflicts.
+_YIELD_ROUNDS = 3
 
 
 class Absent(enum.Enum):
@@ -53,6 +60,8 @@ class _Plan:
     live: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
     conflicts: tuple[Conflict, ...] = ()
+    yielded: tuple[Conflict, ...] = ()
+    on_conflict: OnConflict | None = None
     differences: tuple[str, ...] = ()
     converged: bool = False
     error: SsaError | None = field(default=None, repr=False)
@@ -94,14 +103,17 @@ class Engine:
         live: Live = None,
         subresource: str | None = None,
         resource_version_precondition: bool = False,
+        on_conflict: OnConflict | None = None,
     ) -> ChangeSetEntry:
         """Apply ``desired`` under ``manager``; write only when the dry run shows a change.
 
         ``live`` is the caller's view of the object (a watch-cache entry), ``ABSENT`` when it is
         known not to exist, or None to GET it. A non-forced apply raises ``ConflictError``; a
-        forced one returns the conflicts it overrode on the entry.
+        forced one returns the conflicts it overrode on the entry. ``on_conflict`` names the
+        conflicting paths to leave to their owner instead (``entry.yielded``).
         """
         plan = self._plan(desired, manager, force, subresource, resource_version_precondition)
+        plan.on_conflict = on_conflict
         await self._prepare(plan, live)
         return await self._finish(plan)
 
@@ -114,9 +126,11 @@ class Engine:
         live: Live = None,
         subresource: str | None = None,
         resource_version_precondition: bool = False,
+        on_conflict: OnConflict | None = None,
     ) -> ChangeSetEntry:
         """What ``apply`` would do, from dry runs only; never writes (``entry.dry_run``)."""
         plan = self._plan(desired, manager, force, subresource, resource_version_precondition)
+        plan.on_conflict = on_conflict
         await self._prepare(plan, live)
         if plan.result is None:  # absent, or a forced plan that conflicted
             plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
@@ -235,20 +249,36 @@ class Engine:
         ):
             plan.converged, plan.result = True, plan.live
             return
-        try:
-            plan.result = await self._dry_run(plan, force=False)
-        except ConflictError as err:
-            if not plan.force:
-                raise
-            # A conflict means the forced write changes something: no second dry run needed.
-            plan.conflicts = err.conflicts
-            return
+        for attempt in range(_YIELD_ROUNDS):
+            try:
+                plan.result = await self._dry_run(plan, force=False)
+                break
+            except ConflictError as err:
+                if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
+                    continue
+                if not plan.force:
+                    raise
+                # A conflict means the forced write changes something: no second dry run.
+                plan.conflicts = err.conflicts
+                return
         if _rv(plan.result) != rv:
             # The caller's view was stale (a dry run does not bump resourceVersion, and a
             # dry-run create has none): compare with the object as it is now.
             plan.live = await self.api.get(plan.ref)
         plan.differences = tuple(self._differences(plan))
         plan.converged = not plan.differences
+
+    def _yield(self, plan: _Plan, conflicts: Sequence[Conflict]) -> bool:
+        """Leave the paths the caller yields out of the desired object; whether any went."""
+        if plan.on_conflict is None:
+            return False
+        paths = set(plan.on_conflict(conflicts, plan.live)) & {c.path for c in conflicts}
+        pruned = without(plan.desired, paths) if paths else plan.desired
+        if pruned == plan.desired:
+            return False
+        plan.desired, plan.digest = pruned, digest(pruned)
+        plan.yielded += tuple(c for c in conflicts if c.path in paths)
+        return True
 
     async def _finish(self, plan: _Plan) -> ChangeSetEntry:
         if plan.converged and plan.result is not None:
@@ -308,6 +338,7 @@ class Engine:
             subresource=plan.subresource,
             before=plan.live,
             conflicts=plan.conflicts,
+            yielded=plan.yielded,
             differences=plan.differences,
             dry_run=dry_run,
         )

@@ -20,7 +20,7 @@ from fieldmanagers.owner import for_owner
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import ABSENT, Engine, Live
+from syncagent.ssa.engine import ABSENT, Engine, Live, OnConflict
 from syncagent.ssa.errors import DesiredObjectError, OwnershipError
 from syncagent.ssa.paths import Field, Key
 
@@ -122,6 +122,7 @@ async def apply_controlled(
     controller: OwnerRef,
     force: bool = True,
     live: Live = None,
+    on_conflict: OnConflict | None = None,
 ) -> list[ChangeSetEntry]:
     """Apply content to an object ``controller`` controls (or will, or may adopt).
 
@@ -130,7 +131,8 @@ async def apply_controlled(
     in the same reconcile and the next reconcile writes nothing. Existing: refuse if someone
     else controls it or it is not adoptable; else the ownership apply first, then the content
     apply, which never carries the reference. Returns the entries in write order; the first
-    entry of ``manager`` says what happened to the content.
+    entry of ``manager`` says what happened to the content. ``on_conflict`` goes to the content
+    apply of an existing object (see :meth:`Engine.apply`).
     """
     if controller_of(desired) is not None:
         raise DesiredObjectError(
@@ -151,7 +153,9 @@ async def apply_controlled(
         return [content, owned, release]
     _check_may_control(ref_of(desired).subject, current, controller)
     owned = await set_controller(engine, desired, controller=controller, live=current)
-    content = await engine.apply(desired, manager=manager, force=force, live=owned.object)
+    content = await engine.apply(
+        desired, manager=manager, force=force, live=owned.object, on_conflict=on_conflict
+    )
     return [owned, content]
 
 

@@ -1,19 +1,24 @@
 """Take over fields that earlier writers set through Update operations.
 
-Objects written by another controller or by ``kubectl`` (``kubectl create/edit/replace``,
-client-side ``apply``) carry Update entries in ``managedFields``. Server-side apply never removes
-a field some other manager still owns, so once we apply such an object, fields we stop writing
-would linger forever. Taking over moves those entries into ours, in ONE write guarded by the
-object's resourceVersion (the technique of client-go's ``csaupgrade``, used by ``kubectl apply
---server-side`` to migrate client-side apply):
+Objects written by a predecessor controller carry its Update entries in ``managedFields``.
+Server-side apply never removes a field some other manager still owns, so once we apply such an
+object, fields the predecessor set and we no longer set would linger forever. Taking over moves
+the predecessor's fields into our entries, in ONE write guarded by the object's resourceVersion
+(the technique of client-go's ``csaupgrade``, used by ``kubectl apply --server-side`` to
+migrate client-side apply):
 
-- ``f:metadata.f:ownerReferences`` -> the ownership manager;
-- entries on the ``status`` subresource, and ``f:status`` of main-resource entries -> the status
-  manager (dropped, i.e. left unowned, when the caller names none);
+- ``f:metadata.f:ownerReferences`` items -> the ownership manager;
+- ``f:status`` (on the status subresource or in a main-resource entry) -> the status manager
+  (dropped, i.e. left unowned, when the caller names none);
 - everything else -> the content manager.
 
-The write changes no content, so the server records no new entry for it. This module knows
-nothing about which writers are "old": the caller passes a :class:`TakeoverPolicy`.
+What moves is exactly what a :class:`TakeoverPolicy` selects: which managers, on which kinds
+and subresource, and which of their fields (a subtree, the members of a map or set whose key
+starts with a prefix, or the list items whose live value matches). Everything else an entry
+owns stays with it, so the fields other writers added beside ours keep their owner and survive
+our applies. Only Update entries are ever taken: an Apply entry is a deliberate co-owner. The
+write changes no content, so the server records no new entry for it. This module knows nothing
+about which writers are "old" or what they wrote: the caller passes the policy.
 """
 
 from __future__ import annotations
@@ -24,55 +29,77 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from syncagent.ssa import fieldsets
 from syncagent.ssa.desired import ObjectRef, ref_of
 from syncagent.ssa.errors import SsaError
+from syncagent.ssa.fieldsets import FieldSelector, FieldsV1
+from syncagent.ssa.managedfields import decode_fields
+from syncagent.ssa.paths import render
 
 JSON_PATCH = "application/json-patch+json"
 _OWNER_REFS = "f:ownerReferences"
 _METADATA = "f:metadata"
 _STATUS = "f:status"
-# Subresources whose entries describe the object's content, so merging them into an Apply entry of
-# the main resource would claim fields the main resource cannot write.
-_SKIPPED_SUBRESOURCES = frozenset({"scale"})
+
+
+@dataclass(frozen=True, slots=True)
+class TakeoverRule:
+    """The ``fields`` that Update entries of ``managers`` own on ``subresource`` ("" = the main
+    resource) of objects of ``kinds`` (None = every kind) are taken over."""
+
+    managers: frozenset[str]
+    fields: tuple[FieldSelector, ...]
+    kinds: frozenset[str] | None = None
+    subresource: str = ""
+
+    def applies_to(self, entry: Mapping[str, Any], *, kind: str) -> bool:
+        return (
+            entry.get("operation") == "Update"
+            and str(entry.get("manager") or "") in self.managers
+            and (entry.get("subresource") or "") == self.subresource
+            and (self.kinds is None or kind in self.kinds)
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class TakeoverPolicy:
-    """Which Update entries are taken over: exact manager names, or name prefixes.
+    """Which parts of which Update entries a takeover moves into our managers."""
 
-    ``kubectl`` covers ``kubectl``, ``kubectl-client-side-apply``, ``kubectl-edit``,
-    ``kubectl-create``, ``kubectl-replace``, ``kubectl-patch``, ``kubectl-label``... Only
-    Update operations are taken: a server-side ``kubectl apply`` (operation Apply) is a
-    deliberate co-owner and stays.
-    """
+    rules: tuple[TakeoverRule, ...] = ()
 
-    managers: frozenset[str] = frozenset()
-    prefixes: tuple[str, ...] = ("kubectl",)
+    @property
+    def managers(self) -> frozenset[str]:
+        return frozenset(m for rule in self.rules for m in rule.managers)
 
-    def is_old(self, entry: Mapping[str, Any]) -> bool:
-        if entry.get("operation") != "Update":
-            return False
-        if (entry.get("subresource") or "") in _SKIPPED_SUBRESOURCES:
-            return False
-        name = str(entry.get("manager") or "")
-        return name in self.managers or any(name.startswith(p) for p in self.prefixes)
+    def taken(self, entry: Mapping[str, Any], *, live: Mapping[str, Any]) -> FieldsV1:
+        """The part of ``entry`` (a raw managedFields entry of ``live``) the policy takes."""
+        kind = str(live.get("kind") or "")
+        fields = entry.get("fieldsV1") or {}
+        out: FieldsV1 = {}
+        for rule in self.rules:
+            if rule.applies_to(entry, kind=kind):
+                for selector in rule.fields:
+                    out = fieldsets.merge(out, selector.select(fields, live=live))
+        return out
 
-    def with_managers(self, *names: str) -> TakeoverPolicy:
-        return TakeoverPolicy(self.managers | frozenset(names), self.prefixes)
+    def taken_paths(self, entry: Mapping[str, Any], *, live: Mapping[str, Any]) -> set[str]:
+        """The readable paths (``.metadata.labels.x``) of :meth:`taken`."""
+        return {render(p) for p in decode_fields(self.taken(entry, live=live))}
 
 
-KUBECTL = TakeoverPolicy()
+NOTHING = TakeoverPolicy()
 
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """One taken-over entry: from whom, into which of our managers, how many fields."""
+    """One taken-over part of an entry: from whom, into which of our managers, which paths."""
 
     source: str
     operation: str
     subresource: str
     target: str
     fields: int
+    paths: tuple[str, ...] = ()
 
     def describe(self) -> str:
         where = f" on {self.subresource}" if self.subresource else ""
@@ -91,6 +118,10 @@ class TakeoverPlan:
     def describe(self) -> str:
         return "; ".join(m.describe() for m in self.moves)
 
+    def taken_from(self, manager: str) -> set[str]:
+        """Every path taken from ``manager``."""
+        return {p for m in self.moves if m.source == manager for p in m.paths}
+
 
 @dataclass(frozen=True, slots=True)
 class Targets:
@@ -105,31 +136,33 @@ def plan_takeover(
     content_manager: str,
     ownership_manager: str,
     status_manager: str | None = None,
-    policy: TakeoverPolicy = KUBECTL,
+    policy: TakeoverPolicy = NOTHING,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> TakeoverPlan | None:
-    """The takeover of ``live`` (pure), or None when no entry matches ``policy``."""
+    """The takeover of ``live`` (pure), or None when the policy takes nothing."""
     raw = list((live.get("metadata") or {}).get("managedFields") or [])
-    old = [e for e in raw if policy.is_old(e)]
-    if not old:
+    taken = [policy.taken(e, live=live) for e in raw]
+    if not any(taken):
         return None
     targets = Targets(content_manager, ownership_manager, status_manager)
-    kept = [copy.deepcopy(e) for e in raw if not policy.is_old(e)]
+    kept = [_rest(e, t) for e, t in zip(raw, taken, strict=True)]
+    kept = [e for e in kept if e is not None]
     stamp = now().strftime("%Y-%m-%dT%H:%M:%SZ")
     api_version = str(live.get("apiVersion") or "")
     moves: list[Move] = []
-    for entry in old:
-        for target, subresource, fields in _split(entry, targets):
+    for entry, fields in zip(raw, taken, strict=True):
+        for target, subresource, part in _split(entry, fields, targets):
             moves.append(
                 Move(
                     source=str(entry.get("manager")),
                     operation=str(entry.get("operation")),
                     subresource=str(entry.get("subresource") or ""),
                     target=target,
-                    fields=count_fields(fields),
+                    fields=fieldsets.count(part),
+                    paths=tuple(sorted(render(p) for p in decode_fields(part))),
                 )
             )
-            _merge_into(kept, target, subresource, fields, api_version=api_version, time=stamp)
+            _merge_into(kept, target, subresource, part, api_version=api_version, time=stamp)
     meta = live.get("metadata") or {}
     return TakeoverPlan(
         subject=ref_of(live).subject,
@@ -139,12 +172,26 @@ def plan_takeover(
     )
 
 
-def _split(entry: Mapping[str, Any], targets: Targets) -> list[tuple[str, str, dict[str, Any]]]:
-    """(target manager, subresource of its entry, fieldsV1) for each part of ``entry``."""
-    fields = copy.deepcopy(dict(entry.get("fieldsV1") or {}))
+def _rest(entry: Mapping[str, Any], taken: FieldsV1) -> dict[str, Any] | None:
+    """``entry`` without the taken fields (None when nothing is left)."""
+    if not taken:
+        return copy.deepcopy(dict(entry))
+    rest = fieldsets.subtract(entry.get("fieldsV1") or {}, taken)
+    if not rest:
+        return None
+    return {**copy.deepcopy(dict(entry)), "fieldsV1": rest}
+
+
+def _split(
+    entry: Mapping[str, Any], taken: FieldsV1, targets: Targets
+) -> list[tuple[str, str, FieldsV1]]:
+    """(target manager, subresource of its entry, fieldsV1) for each part of ``taken``."""
+    if not taken:
+        return []
+    fields = copy.deepcopy(taken)
     if (entry.get("subresource") or "") == "status":
-        return [(targets.status, "status", fields)] if targets.status and fields else []
-    out: list[tuple[str, str, dict[str, Any]]] = []
+        return [(targets.status, "status", fields)] if targets.status else []
+    out: list[tuple[str, str, FieldsV1]] = []
     meta = fields.get(_METADATA)
     if isinstance(meta, dict) and _OWNER_REFS in meta:
         out.append((targets.ownership, "", {_METADATA: {_OWNER_REFS: meta.pop(_OWNER_REFS)}}))
@@ -162,7 +209,7 @@ def _merge_into(
     entries: list[dict[str, Any]],
     manager: str,
     subresource: str,
-    fields: dict[str, Any],
+    fields: FieldsV1,
     *,
     api_version: str,
     time: str,
@@ -170,7 +217,7 @@ def _merge_into(
     for entry in entries:
         same = (entry.get("manager"), entry.get("operation"), entry.get("subresource") or "")
         if same == (manager, "Apply", subresource):
-            entry["fieldsV1"] = merge_fields(entry.get("fieldsV1") or {}, fields)
+            entry["fieldsV1"] = fieldsets.merge(entry.get("fieldsV1") or {}, fields)
             return
     new: dict[str, Any] = {
         "manager": manager,
@@ -183,38 +230,6 @@ def _merge_into(
     if subresource:
         new["subresource"] = subresource
     entries.append(new)
-
-
-def merge_fields(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """The union of two ``fieldsV1`` sets.
-
-    An empty object is an owned leaf; when one side owns a node as a leaf and the other owns
-    members below it, the union owns both: the node (``"."``) and the members.
-    """
-    out = copy.deepcopy(dict(a))
-    for key, theirs in b.items():
-        if key not in out:
-            out[key] = copy.deepcopy(theirs)
-            continue
-        ours = out[key]
-        if ours == theirs:
-            continue
-        if not ours or not theirs:
-            out[key] = {".": {}, **(ours or {}), **copy.deepcopy(theirs or {})}
-        else:
-            out[key] = merge_fields(ours, theirs)
-    return out
-
-
-def count_fields(fields: Mapping[str, Any]) -> int:
-    """Owned leaves and owned nodes (``"."``) in a ``fieldsV1`` set."""
-    total = 0
-    for key, child in fields.items():
-        if key == "." or not child:
-            total += 1
-        else:
-            total += count_fields(child)
-    return total
 
 
 def patch_body(plan: TakeoverPlan) -> list[dict[str, Any]]:
@@ -250,10 +265,10 @@ async def take_over(
     content_manager: str,
     ownership_manager: str,
     status_manager: str | None = None,
-    policy: TakeoverPolicy = KUBECTL,
+    policy: TakeoverPolicy = NOTHING,
     dry_run: bool | None = None,
 ) -> TakeoverResult:
-    """Move the Update entries ``policy`` names into our managers, in one guarded write.
+    """Move what ``policy`` selects of Update entries into our managers, in one guarded write.
 
     ``engine`` is the apply :class:`~syncagent.ssa.Engine` (its HTTP client and resource
     resolver are used). ``dry_run`` defaults to the engine's ``plan_only`` attribute, so a
@@ -289,9 +304,9 @@ async def _patch(
     return await engine.api.patch(ref, list(body), content_type=JSON_PATCH, dry_run=dry_run)
 
 
-def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = KUBECTL) -> bool:
-    """Whether ``live`` has entries ``policy`` would take over (cheap, for callers' guards)."""
+def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = NOTHING) -> bool:
+    """Whether ``policy`` would take anything of ``live`` (no request, for callers' guards)."""
     if not live:
         return False
     raw = (live.get("metadata") or {}).get("managedFields") or []
-    return any(policy.is_old(e) for e in raw)
+    return any(policy.taken(e, live=live) for e in raw)

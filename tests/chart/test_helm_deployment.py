@@ -84,6 +84,21 @@ def test_default_flags() -> None:
     assert flag_values(args, "leader-election-namespace") == [RELEASE_NS]
     assert flag_values(args, "leader-election-id") == ["syncagent"]
     assert flag_values(args, "resync-period") == []
+    # The fight detector's defaults are the issue's: 3 take-backs in 5 minutes, 1m doubling
+    # to at most 1h.
+    assert flag_values(args, "fight-threshold") == ["3"]
+    assert flag_values(args, "fight-window") == ["5m"]
+    assert flag_values(args, "fight-backoff") == ["1m"]
+    assert flag_values(args, "fight-max-backoff") == ["1h"]
+
+
+def test_fight_detector_flags_come_from_values() -> None:
+    fights = {"threshold": 5, "window": "10m", "backoff": "30s", "maxBackoff": "2h"}
+    args = flags({"fightDetector": fights})
+    assert flag_values(args, "fight-threshold") == ["5"]
+    assert flag_values(args, "fight-window") == ["10m"]
+    assert flag_values(args, "fight-backoff") == ["30s"]
+    assert flag_values(args, "fight-max-backoff") == ["2h"]
 
 
 def test_capabilities_and_discovery_backend_come_from_values() -> None:
@@ -180,6 +195,7 @@ def test_single_writer_without_leader_election() -> None:
             "concurrency": 16,
         },
         {"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "shard-1"}},
+        {"fightDetector": {"threshold": 2, "window": "90", "backoff": "1m30s", "maxBackoff": "3h"}},
     ],
 )
 def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) -> None:
@@ -207,3 +223,8 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     assert parsed.log_level == want["logLevel"]
     if want["resyncPeriod"]:
         assert parsed.resync_period == duration(want["resyncPeriod"])
+    fights = want["fightDetector"]
+    assert parsed.fight_threshold == fights["threshold"]
+    assert parsed.fight_window == duration(str(fights["window"]))
+    assert parsed.fight_backoff == duration(fights["backoff"])
+    assert parsed.fight_max_backoff == duration(fights["maxBackoff"])

@@ -231,6 +231,16 @@ def ready_reason(kube: Kube, ns: str, name: str) -> str:
 NOW = "2026-01-01T00:00:00Z"
 
 
+def become_ready(kube: Kube, ns: str, name: str, *, deadline: float = 60.0) -> None:
+    """Simulate workload readiness until the graph reports Ready (all resources ready)."""
+
+    def ready() -> bool:
+        simulate_ready(kube, ns)
+        return ready_reason(kube, ns, name) == "all_resources_are_ready"
+
+    eventually(ready, deadline=deadline, what=f"{name} to become Ready")
+
+
 def simulate_ready(kube: Kube, ns: str) -> int:
     """Write a ready status on every Deployment and LeaderWorkerSet whose status is behind
     (there is no kubelet and no workload controller in this tier). Returns how many."""

@@ -1,21 +1,38 @@
-"""The agent takes over objects the upstream Dynamo operator (or kubectl) last wrote.
+"""The agent takes over what the upstream Dynamo operator wrote, and nothing else.
 
 An object written through Update operations by the upstream operator (controller-runtime's
 ``manager``) keeps those entries until someone merges them: fields we stop setting would then
-linger forever. The agent merges them into its own managers before it adopts or applies.
+linger forever. The agent merges what the operator demonstrably wrote (content of the kinds we
+render, ``nvidia.com/`` labels, references to our kinds, status of graphs and components) into
+its own managers before it applies. ``manager`` is also the LeaderWorkerSet controller's name:
+the status it writes on an LWS, and labels of any other prefix, stay with it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests.cluster.test_agent_support import Kube, component, eventually, graph, running_agent
+from test_agent_support import (
+    Kube,
+    component,
+    eventually,
+    graph,
+    running_agent,
+)
 
 UPSTREAM = "manager"
+DEADLINE = 60.0
 
 
 def _managers(obj: dict[str, Any] | None) -> set[str]:
     return {m["manager"] for m in ((obj or {}).get("metadata") or {}).get("managedFields") or ()}
+
+
+def _entry(obj: dict[str, Any], manager: str, subresource: str = "") -> dict[str, Any] | None:
+    for entry in obj["metadata"].get("managedFields") or ():
+        if (entry["manager"], entry.get("subresource", "")) == (manager, subresource):
+            return entry["fieldsV1"]
+    return None
 
 
 def test_agent_takes_over_fields_the_upstream_operator_wrote(client, namespace, control_plane):
@@ -26,31 +43,83 @@ def test_agent_takes_over_fields_the_upstream_operator_wrote(client, namespace, 
         return kube.get("Deployment", namespace, "legacy-frontend")
 
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(deployment, deadline=60, what="the Frontend Deployment")
+        eventually(deployment, deadline=DEADLINE, what="the Frontend Deployment")
 
-    # What the upstream operator leaves behind: Update entries, and a field we never set.
+    # What the upstream operator leaves behind: Update entries, and fields we never set; and a
+    # label of another prefix under the same manager name (another controller's, say).
     kube.merge(
         "Deployment",
         namespace,
         "legacy-frontend",
-        {"metadata": {"labels": {"upstream-only": "x"}}, "spec": {"revisionHistoryLimit": 3}},
+        {
+            "metadata": {"labels": {"nvidia.com/upstream-only": "x", "team": "upstream"}},
+            "spec": {"revisionHistoryLimit": 3},
+        },
         manager=UPSTREAM,
     )
-    assert UPSTREAM in _managers(deployment())
+    kube.merge(
+        "DynamoComponentDeployment",
+        namespace,
+        "legacy-frontend",
+        {"spec": {"sharedMemorySize": "1Gi"}},
+        manager=UPSTREAM,
+    )
 
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
 
         def taken_over() -> bool:
-            live = deployment()
-            return UPSTREAM not in _managers(live) and "upstream-only" not in (live or {}).get(
-                "metadata", {}
-            ).get("labels", {})
+            live = deployment() or {}
+            dcd = kube.get("DynamoComponentDeployment", namespace, "legacy-frontend") or {}
+            return "nvidia.com/upstream-only" not in live["metadata"].get(
+                "labels", {}
+            ) and "sharedMemorySize" not in dcd.get("spec", {})
 
-        eventually(taken_over, deadline=60, what="no field left to the upstream operator")
+        eventually(taken_over, deadline=DEADLINE, what="the upstream operator's fields to go")
         assert "took over field ownership" in agent.logs()
 
     live = deployment()
     assert live is not None
-    assert {m for m in _managers(live) if not m.startswith("syncagent/")} <= {"test-kubelet"}
     # A field we own now and do not set is gone; the server default takes its place.
     assert live["spec"]["revisionHistoryLimit"] == 10
+    # The label of another prefix stays, owned by the same entry, which owns nothing else.
+    assert live["metadata"]["labels"]["team"] == "upstream"
+    assert _entry(live, UPSTREAM) == {"f:metadata": {"f:labels": {"f:team": {}}}}
+    dcd = kube.get("DynamoComponentDeployment", namespace, "legacy-frontend")
+    assert UPSTREAM not in _managers(dcd)
+
+
+def test_lws_status_written_by_manager_survives_our_reconciles(client, namespace, control_plane):
+    """The LWS controller writes LWS status as ``manager`` (an Update on /status)."""
+    kube = Kube(client)
+    kube.create(graph(namespace, "mn", [component("decode", "decode", multinode=True)]))
+    name = "mn-decode-0"
+    status = {
+        "observedGeneration": 1,
+        "replicas": 1,
+        "readyReplicas": 1,
+        "updatedReplicas": 1,
+        "hpaPodSelector": "leaderworkerset.sigs.k8s.io/name=mn-decode-0",
+    }
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: kube.get("LeaderWorkerSet", namespace, name),
+            deadline=DEADLINE,
+            what="the LeaderWorkerSet",
+        )
+        kube.merge(
+            "LeaderWorkerSet", namespace, name, {"status": status}, sub="status", manager=UPSTREAM
+        )
+        before = kube.get("LeaderWorkerSet", namespace, name)
+        written = _entry(before, UPSTREAM, "status")
+        assert written is not None
+        # A graph change makes the agent rewrite the LWS (labels on it and its templates).
+        kube.edit_graph(namespace, "mn", lambda g: g["spec"].update(labels={"release": "r2"}))
+
+        def rewritten() -> dict[str, Any] | None:
+            lws = kube.get("LeaderWorkerSet", namespace, name) or {}
+            return lws if lws["metadata"].get("labels", {}).get("release") == "r2" else None
+
+        after = eventually(rewritten, deadline=DEADLINE, what="the agent to rewrite the LWS")
+    assert after["metadata"]["generation"] > before["metadata"]["generation"]
+    assert {k: after["status"][k] for k in status} == status
+    assert _entry(after, UPSTREAM, "status") == written

@@ -1,5 +1,6 @@
 """``syncagent managers`` against the test API server: a converged graph's objects match the
-field-manager contracts; a writer outside them is named as a finding."""
+field-manager contracts; a user's ``kubectl label`` is theirs (no finding); what the upstream
+operator wrote is named as a stale finding (a takeover adopts it)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def _managers(kubeconfig, namespace: str, capsys) -> tuple[int, dict]:
 
 
 def test_contracts_hold_until_someone_else_writes(
-    control_plane, namespace: str, client, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, client, kubectl, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kube, kc = Kube(client), control_plane.kubeconfig
     kube.create(graph(namespace, "m", [component("frontend", "frontend")]))
@@ -37,12 +38,15 @@ def test_contracts_hold_until_someone_else_writes(
     assert f"Deployment/{namespace}/{deployment}" in subjects
     assert all(o["managedFieldsBytes"] > 0 for o in doc["objects"])
 
+    kubectl.label(f"deployments.apps/{deployment}", "x=y")
+    code, doc = _managers(kc, namespace, capsys)
+    assert code == 0, doc  # a user's label is theirs: nothing stale, nothing to adopt
     kube.merge(
         "Deployment",
         namespace,
         deployment,
-        {"metadata": {"labels": {"x": "y"}}},
-        manager="kubectl-label",
+        {"spec": {"revisionHistoryLimit": 3}},
+        manager="manager",  # as the upstream Dynamo operator writes
     )
     code, doc = _managers(kc, namespace, capsys)
     assert code == 2
@@ -52,4 +56,4 @@ def test_contracts_hold_until_someone_else_writes(
         if o["object"] == f"Deployment/{namespace}/{deployment}"
         for f in o["findings"]
     ]
-    assert [f["manager"] for f in found] == ["kubectl-label"]
+    assert [(f["kind"], f["manager"]) for f in found] == [("stale", "manager")]

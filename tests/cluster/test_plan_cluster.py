@@ -121,6 +121,56 @@ def test_changed_graph_shows_configured_and_would_delete(
     assert counter.writes == 0
 
 
+def test_plan_never_predicts_the_removal_of_what_kubectl_added(
+    control_plane, namespace: str, client, kubectl
+) -> None:
+    kube, kc = Kube(client), control_plane.kubeconfig
+    doc = _graph(namespace, "k")
+    kube.create(doc)
+    with running_agent(kc, namespace=namespace):
+        eventually(lambda: _converged(kc, doc), deadline=60, what="the agent to converge the graph")
+    keeper = kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "keeper", "namespace": namespace},
+        }
+    )
+    frontend = dcd_name("k", "frontend")
+    targets = (
+        f"dynamocomponentdeployments.nvidia.com/{frontend}",
+        f"deployments.apps/{frontend}",
+        f"services/{frontend}",
+    )
+    for target in targets:
+        kubectl.label(target, "team=search")
+        kubectl.annotate(target, "prometheus.io/scrape=true")
+        kubectl.add_owner(target, keeper)
+    plan, counter = _plan(kc, doc)
+    assert set(_actions(plan).values()) == {"unchanged"}, _actions(plan)
+    assert all(r.takeover is None for r in plan.rows)
+    assert plan.exit_code == 0
+    # A change that rewrites those objects keeps what kubectl added, in the diff too.
+    changed = _graph(namespace, "k")
+    changed["spec"]["labels"] = {"release": "r2"}
+    changed["spec"]["components"][0]["replicas"] = 3
+    plan, counter = _plan(kc, changed)
+    rows = {r.subject: r for r in plan.rows}
+    for subject in (
+        f"DynamoComponentDeployment/{namespace}/{frontend}",
+        f"Deployment/{namespace}/{frontend}",
+        f"Service/{namespace}/{frontend}",
+    ):
+        row = rows[subject]
+        assert row.action == "configured", (subject, row.action)
+        assert any(line.startswith("+") and "release: r2" in line for line in row.diff), subject
+        removed = [line for line in row.diff if line.startswith("-") and not line.startswith("---")]
+        for foreign in ("team", "prometheus.io/scrape", keeper["metadata"]["uid"]):
+            assert not any(foreign in line for line in removed), (subject, removed)
+        assert row.takeover is None
+    assert counter.writes == 0
+
+
 def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, client) -> None:
     kube, kc = Kube(client), control_plane.kubeconfig
     doc = _graph(namespace, "u")
@@ -161,6 +211,8 @@ def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, clie
         ("manager", "syncagent/components"),
     }
     assert not any(c.manager == "manager" for c in row.conflicts)
+    # Its label of another prefix is not taken, so the plan does not predict its removal.
+    assert not any(line.startswith("-") and "upstream-only" in line for line in row.diff)
     assert counter.writes == 0
     after = kube.get("DynamoComponentDeployment", namespace, name)
     assert {e["manager"] for e in after["metadata"]["managedFields"]} == {"manager"}

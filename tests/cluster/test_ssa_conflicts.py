@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from lightkube.resources.apps_v1 import Deployment
-from test_ssa_support import deployment, service
+from test_ssa_support import IMAGE, deployment, service
 
 from syncagent.ssa import (
     ConflictError,
@@ -47,6 +47,43 @@ async def test_conflict_names_path_and_manager_then_force_takes_it_back(
     assert forced.object["spec"]["replicas"] == 2
     owners = blame(forced.object)
     assert [o.manager for o in owners[".spec.replicas"]] == [MANAGER]
+
+
+@pytest.mark.anyio
+async def test_yielded_paths_stay_with_their_owner_and_the_rest_is_forced(
+    async_client, namespace, kubectl
+):
+    """Engine.apply's ``on_conflict``: what a fight backs off with (design §4.4)."""
+    engine = Engine(async_client)
+    await engine.apply(deployment(namespace, replicas=2), manager=MANAGER)
+    kubectl.scale("deployments.apps/web", 5)  # manager "kubectl" on /scale
+    kubectl.edit("deployments.apps/web", f"s#image: {IMAGE}#image: registry.example/other:2#")
+    asked: list[list[tuple[str, str]]] = []
+
+    def yield_replicas(conflicts, live) -> set[str]:
+        assert live is not None
+        asked.append(sorted((c.path, c.manager) for c in conflicts))
+        return {".spec.replicas", ".spec.template.spec.containers[name=main].ports"}
+
+    desired = deployment(namespace, replicas=2)
+    entry = await engine.apply(desired, manager=MANAGER, force=True, on_conflict=yield_replicas)
+    image = ".spec.template.spec.containers[name=main].image"
+    assert [(c.path, c.manager) for c in entry.yielded] == [(".spec.replicas", "kubectl")]
+    assert [(c.path, c.manager) for c in entry.conflicts] == [(image, "kubectl-edit")]
+    assert asked[0] == sorted([(".spec.replicas", "kubectl"), (image, "kubectl-edit")])
+    assert entry.object["spec"]["replicas"] == 5  # theirs
+    assert entry.object["spec"]["template"]["spec"]["containers"][0]["image"] == IMAGE
+    owners = blame(entry.object)
+    assert [o.manager for o in owners[".spec.replicas"]] == ["kubectl"]
+    assert [o.manager for o in owners[image]] == [MANAGER]
+    # A path nobody else holds never reaches the hook, so it is never left out (released):
+    # the ports we own stay ours.
+    ports = ".spec.template.spec.containers[name=main].ports[containerPort=8000,protocol=TCP]"
+    assert [o.manager for o in owners[ports]] == [MANAGER]
+    writes = engine.counter.writes
+    again = await engine.apply(desired, manager=MANAGER, force=True, on_conflict=yield_replicas)
+    assert again.action == "unchanged"
+    assert engine.counter.writes == writes
 
 
 @pytest.mark.anyio

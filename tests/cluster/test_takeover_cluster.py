@@ -1,5 +1,7 @@
-"""Takeover against the test API server: Update entries of old writers are merged into ours in
-one guarded write; afterwards no field is owned by them and fields we stop applying go away."""
+"""Takeover against the test API server: what a policy selects of an old writer's Update
+entries is merged into ours in one guarded write; afterwards those fields are ours and go away
+when we stop applying them, while everything else (the old writer's other fields, a user's
+``kubectl label``) keeps its owner and survives."""
 
 from __future__ import annotations
 
@@ -9,10 +11,31 @@ import pytest
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import Engine, PreconditionError, RequestCounter
-from syncagent.ssa.takeover import KUBECTL, take_over
+from syncagent.ssa.fieldsets import FieldSelector
+from syncagent.ssa.takeover import TakeoverPolicy, TakeoverRule, take_over
 from tests.cluster.test_agent_support import Kube
 
-POLICY = KUBECTL.with_managers("manager")
+OLD = frozenset({"manager"})
+# A generic policy (ssa/ knows no Dynamo): the old writer's spec, its example.com/ labels, its
+# references to ConfigMaps, and its status.
+POLICY = TakeoverPolicy(
+    (
+        TakeoverRule(
+            OLD,
+            (
+                FieldSelector(("spec",)),
+                FieldSelector(("metadata", "labels"), prefix="example.com/"),
+                FieldSelector(
+                    ("metadata", "ownerReferences"), item=(("kind", frozenset({"ConfigMap"})),)
+                ),
+            ),
+            kinds=frozenset({"Deployment"}),
+        ),
+        TakeoverRule(OLD, (FieldSelector(("status",)),), subresource="status"),
+    )
+)
+# What the policy leaves of the old writer's main entry: its labels of no selected prefix.
+LEFT_TO_THE_OLD_WRITER = {"f:metadata": {"f:labels": {".": {}, "f:app": {}, "f:team": {}}}}
 TARGETS = {
     "content_manager": "test/content",
     "ownership_manager": "test/ownership",
@@ -21,8 +44,8 @@ TARGETS = {
 }
 
 
-def _upstream_deployment(kube: Kube, ns: str) -> dict:
-    """A Deployment as the upstream operator and kubectl leave it (Update entries only)."""
+def _upstream_deployment(kube: Kube, ns: str, kubectl) -> dict:
+    """A Deployment as an old controller and a user's kubectl leave it (Update entries only)."""
     owner = kube.create(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner", "namespace": ns}}
     )
@@ -32,7 +55,7 @@ def _upstream_deployment(kube: Kube, ns: str) -> dict:
         "metadata": {
             "name": "web",
             "namespace": ns,
-            "labels": {"app": "web", "old": "x"},
+            "labels": {"app": "web", "example.com/old": "x", "team": "search"},
             "ownerReferences": [
                 {
                     "apiVersion": "v1",
@@ -53,9 +76,7 @@ def _upstream_deployment(kube: Kube, ns: str) -> dict:
         },
     }
     kube.request("POST", kube.path("Deployment", ns), body, fieldManager="manager")
-    kube.merge(
-        "Deployment", ns, "web", {"metadata": {"labels": {"edited": "y"}}}, manager="kubectl-edit"
-    )
+    kubectl.label("deployment/web", "edited=y")
     kube.merge(
         "Deployment",
         ns,
@@ -101,10 +122,20 @@ def _with_engine(kubeconfig, work):
     return anyio.run(go)
 
 
-def test_takeover_leaves_nothing_to_the_old_managers(control_plane, namespace: str, client) -> None:
+def _owned(obj: dict, manager: str, operation: str = "Update") -> dict:
+    return next(
+        e["fieldsV1"]
+        for e in obj["metadata"]["managedFields"]
+        if (e["manager"], e["operation"], e.get("subresource", "")) == (manager, operation, "")
+    )
+
+
+def test_takeover_moves_exactly_what_the_policy_selects(
+    control_plane, namespace: str, client, kubectl
+) -> None:
     kube = Kube(client)
-    live = _upstream_deployment(kube, namespace)
-    assert {m for m, op, _ in _managers(live) if op == "Update"} >= {"manager", "kubectl-edit"}
+    live = _upstream_deployment(kube, namespace, kubectl)
+    assert {m for m, op, _ in _managers(live) if op == "Update"} >= {"manager", "kubectl-label"}
 
     async def work(engine: Engine) -> dict:
         result = await take_over(engine, live, **TARGETS)
@@ -114,9 +145,10 @@ def test_takeover_leaves_nothing_to_the_old_managers(control_plane, namespace: s
 
     after = _with_engine(control_plane.kubeconfig, work)
     stored = kube.get("Deployment", namespace, "web")
-    names = {m for m, _, _ in _managers(stored)}
-    assert "manager" not in names
-    assert "kubectl-edit" not in names
+    # The old writer keeps what the policy does not select; the user's kubectl entry is whole.
+    assert _owned(stored, "manager") == LEFT_TO_THE_OLD_WRITER
+    assert _owned(stored, "kubectl-label") == _owned(live, "kubectl-label")
+    assert ("manager", "Update", "status") not in _managers(stored)
     assert ("test/ownership", "Apply", "") in _managers(stored)
     assert ("test/status", "Apply", "status") in _managers(stored)
     assert stored["metadata"]["labels"] == live["metadata"]["labels"]  # content untouched
@@ -129,21 +161,17 @@ def test_takeover_leaves_nothing_to_the_old_managers(control_plane, namespace: s
         return entry.object
 
     applied = _with_engine(control_plane.kubeconfig, apply)
-    # The fields we no longer apply do not linger: they were ours alone after the takeover.
-    assert applied["metadata"]["labels"] == {"app": "web"}
+    # The taken fields we do not apply do not linger (they were ours alone after the takeover);
+    # what the old writer kept and what the user labelled survive.
+    assert applied["metadata"]["labels"] == {"app": "web", "team": "search", "edited": "y"}
     assert applied["metadata"]["ownerReferences"] == live["metadata"]["ownerReferences"]
+    assert "revisionHistoryLimit" not in _owned(applied, "test/content", "Apply")["f:spec"]
 
 
-def test_stale_view_is_refused(control_plane, namespace: str, client) -> None:
+def test_stale_view_is_refused(control_plane, namespace: str, client, kubectl) -> None:
     kube = Kube(client)
-    live = _upstream_deployment(kube, namespace)
-    kube.merge(
-        "Deployment",
-        namespace,
-        "web",
-        {"metadata": {"labels": {"late": "z"}}},
-        manager="kubectl-label",
-    )
+    live = _upstream_deployment(kube, namespace, kubectl)
+    kubectl.label("deployment/web", "late=z")
 
     async def work(engine: Engine) -> None:
         with pytest.raises(PreconditionError, match=f"Deployment/{namespace}/web"):
@@ -154,9 +182,9 @@ def test_stale_view_is_refused(control_plane, namespace: str, client) -> None:
     assert "manager" in {m for m, _, _ in _managers(stored)}
 
 
-def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, client) -> None:
+def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, client, kubectl) -> None:
     kube = Kube(client)
-    live = _upstream_deployment(kube, namespace)
+    live = _upstream_deployment(kube, namespace, kubectl)
 
     async def work(engine: Engine) -> dict:
         result = await take_over(engine, live, dry_run=True, **TARGETS)
@@ -164,7 +192,9 @@ def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, client)
         return result.object
 
     preview = _with_engine(control_plane.kubeconfig, work)
-    assert "manager" not in {m for m, _, _ in _managers(preview)}
+    assert _owned(preview, "manager") == LEFT_TO_THE_OLD_WRITER
+    assert ("test/ownership", "Apply", "") in _managers(preview)
     stored = kube.get("Deployment", namespace, "web")
     assert stored["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
-    assert "manager" in {m for m, _, _ in _managers(stored)}
+    assert _owned(stored, "manager") == _owned(live, "manager")
+    assert ("test/ownership", "Apply", "") not in _managers(stored)

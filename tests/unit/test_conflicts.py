@@ -6,8 +6,13 @@ import orjson
 import pytest
 
 from syncagent.inspect import conflicts
+from syncagent.inspect import fights as inspect_fights
 from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.programs import fights
+from syncagent.programs.fights import details
+from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
+from syncagent.ssa.fights import Fight
 from tests.unit.test_plan_support import NS, check_golden, sample_records
 
 
@@ -23,7 +28,7 @@ def test_rows_carry_owner_values_and_remedy() -> None:
     assert (image.ours, image.live) == ('"img:1"', '"other:1"')
     assert image.remedy.kind == "force"
     assert "yield" in image.remedy.text
-    upstream = by_path[".metadata.labels.old"]
+    upstream = by_path[".metadata.labels.nvidia.com/old"]
     assert upstream.remedy.kind == "take-over"
     refused = by_path[".metadata.labels.team"]
     assert (refused.ours, refused.live, refused.manager) == ('"a"', '"b"', "team-b")
@@ -31,24 +36,46 @@ def test_rows_carry_owner_values_and_remedy() -> None:
 
 
 @pytest.mark.parametrize(
-    ("conflict", "operation", "kind"),
+    ("conflict", "operation", "taken", "kind"),
     [
         (
             Conflict(".spec.replicas", "kube-controller-manager", "autoscaling/v1"),
             "Update/scale",
+            False,
             "hand-over",
         ),
-        (Conflict(".spec.replicas", "kubectl"), "Apply", "hand-over"),
-        (Conflict(".spec.selector", "kubectl-edit", "apps/v1"), "Update", "take-over"),
-        (Conflict(".spec.selector", "syncagent/grove"), "Apply", "fix-contract"),
-        (Conflict(".spec.selector", "argocd-controller"), "Apply", "force"),
+        (Conflict(".spec.replicas", "kubectl"), "Apply", False, "hand-over"),
+        # A hand edit is put back: kubectl is never taken over.
+        (Conflict(".spec.selector", "kubectl-edit", "apps/v1"), "Update", False, "force"),
+        (Conflict(".spec.selector", "manager", "apps/v1"), "Update", True, "take-over"),
+        (Conflict(".spec.selector", "syncagent/grove"), "Apply", False, "fix-contract"),
+        (Conflict(".spec.selector", "argocd-controller"), "Apply", False, "force"),
     ],
 )
-def test_remedies(conflict: Conflict, operation: str, kind: str) -> None:
+def test_remedies(conflict: Conflict, operation: str, taken: bool, kind: str) -> None:
     remedy = conflicts.remedy_for(
-        conflict, operation=operation, our_manager="syncagent/workloads", ours="2", live="5"
+        conflict,
+        operation=operation,
+        our_manager="syncagent/workloads",
+        ours="2",
+        live="5",
+        taken=taken,
     )
     assert remedy.kind == kind
+
+
+def test_an_upstream_label_of_another_prefix_is_forced_not_taken() -> None:
+    records = sample_records()
+    subject = f"Deployment/{NS}/g-decode"
+    live = records.real[subject]
+    live["metadata"]["labels"]["team"] = "search"
+    live["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]["f:team"] = {}
+    taken = conflicts.taken_by(POLICY, live, Conflict(".metadata.labels.team", "manager"))
+    assert not taken
+    upstream = conflicts.taken_by(
+        POLICY, live, Conflict(".metadata.labels.nvidia.com/old", "manager")
+    )
+    assert upstream
 
 
 def test_hand_over_is_two_steps_with_the_live_value() -> None:
@@ -120,3 +147,58 @@ def test_golden_text() -> None:
 
 def test_golden_json() -> None:
     check_golden("conflicts.json", conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
+
+
+def _fight_event(**overrides) -> dict:
+    fight = Fight(
+        subject=f"Deployment/{NS}/g-frontend",
+        manager="syncagent/workloads",
+        other="hpa-like",
+        paths=(".spec.replicas",),
+        takebacks=3,
+        window=300.0,
+        backoff=60.0,
+    )
+    event = {
+        "metadata": {"annotations": {fights.ANNOTATION: details(fight)}},
+        "reason": "FieldFight",
+        "type": "Warning",
+        "message": fight.describe(),
+        "count": 1,
+        "lastTimestamp": "2026-11-29T16:00:00Z",
+    }
+    return {**event, **overrides}
+
+
+def test_fights_are_read_back_from_their_events() -> None:
+    other = _fight_event(reason="ForcedConflict")
+    (row,) = inspect_fights.rows([_fight_event(), other])
+    assert (row.subject, row.other, row.manager, row.paths) == (
+        f"Deployment/{NS}/g-frontend",
+        "hpa-like",
+        "syncagent/workloads",
+        (".spec.replicas",),
+    )
+    assert (row.backoff_text, row.count, row.extended) == ("1m", 1, False)
+    text = conflicts.to_text([], graph="DynamoGraphDeployment/demo/g", fights=[row])
+    assert "no conflicts" in text
+    assert "Field fights" in text
+    line = next(line for line in text.splitlines() if line.startswith("Deployment/"))
+    assert line.split() == [
+        f"Deployment/{NS}/g-frontend",
+        ".spec.replicas",
+        "hpa-like",
+        "syncagent/workloads",
+        "1m",
+        "1",
+        "2026-11-29T16:00:00Z",
+    ]
+    doc = orjson.loads(conflicts.to_json([], graph="DynamoGraphDeployment/demo/g", fights=[row]))
+    assert doc["fights"][0]["manager"] == "hpa-like"
+    assert doc["fights"][0]["paths"] == [".spec.replicas"]
+
+
+def test_a_fight_event_without_details_still_lists_its_message() -> None:
+    (row,) = inspect_fights.rows([_fight_event(metadata={})])
+    assert (row.subject, row.other, row.backoff_text) == ("?", "?", "?")
+    assert "hpa-like" in row.message

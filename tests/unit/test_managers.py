@@ -63,15 +63,18 @@ def test_outside_contract_unknown_stale_and_missing() -> None:
         entry_mf("syncagent/components", {"f:spec": {"f:replicas": {}}, "f:status": {"f:x": {}}}),
         entry_mf("syncagent/workloads", {"f:spec": {"f:replicas": {}}}),
         entry_mf("syncagent/renamed", {"f:spec": {"f:y": {}}}),
-        entry_mf("kubectl-edit", {"f:spec": {"f:z": {}}}, operation="Update"),
+        entry_mf("manager", {"f:spec": {"f:z": {}}}, operation="Update"),
+        entry_mf("kubectl-edit", {"f:metadata": {"f:labels": {"f:team": {}}}}, operation="Update"),
         entry_mf("syncagent/owner/gone-uid", {"f:metadata": {"f:ownerReferences": {}}}),
     )
     report = managers.check(dcd)
     kinds = _kinds(report)
+    # What the upstream operator wrote is taken over; a user's kubectl label stays theirs.
+    assert ("stale", "manager") in kinds
+    assert not any(manager == "kubectl-edit" for _, manager in kinds)
     assert ("outside-contract", "syncagent/components") in kinds  # owns .status.x
     assert ("outside-contract", "syncagent/workloads") in kinds  # does not write DCDs
     assert ("unknown", "syncagent/renamed") in kinds
-    assert ("stale", "kubectl-edit") in kinds
     assert ("stale", "syncagent/owner/gone-uid") in kinds
     assert ("missing", "syncagent/ownership") in kinds
     text = managers.to_text([report])

@@ -197,7 +197,7 @@ def sample_records() -> Records:
         "manager",
         {
             "f:metadata": {
-                "f:labels": {"f:app": {}, "f:old": {}},
+                "f:labels": {"f:app": {}, "f:nvidia.com/old": {}},
                 "f:ownerReferences": {f'k:{{"uid":"{DCD_UID}"}}': {}},
             },
             "f:spec": {"f:replicas": {}},
@@ -205,14 +205,14 @@ def sample_records() -> Records:
         operation="Update",
     )
     live = deployment("g-decode", replicas=1, managed=[upstream])
-    live["metadata"]["labels"]["old"] = "x"
+    live["metadata"]["labels"]["nvidia.com/old"] = "x"
     record(
         records,
         before=live,
         after=copy.deepcopy(live),
         manager="syncagent/workloads",
         action="configured",
-        conflicts=(Conflict(".metadata.labels.old", "manager", "apps/v1"),),
+        conflicts=(Conflict(".metadata.labels.nvidia.com/old", "manager", "apps/v1"),),
         differences=("managedFields[manager=syncagent/workloads]",),
     )
     # would-delete

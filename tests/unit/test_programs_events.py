@@ -6,11 +6,13 @@ from typing import Any
 
 from syncagent import routing, status
 from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
+from syncagent.programs.fights import graph_of_component
 from syncagent.programs.removal import stale_dcds
 from syncagent.programs.view import DictStore
-from syncagent.programs.writes import _orphan, _visible
+from syncagent.programs.writes import _orphan, _visible, forced_event
 from syncagent.runtime.capabilities import Capabilities
-from syncagent.ssa import ChangeSetEntry
+from syncagent.runtime.events import ObjectRef
+from syncagent.ssa import ChangeSetEntry, Conflict
 
 CAPS = Capabilities(
     grove=False,
@@ -119,3 +121,49 @@ def test_only_a_new_unowned_object_of_ours_counts_as_an_orphan():
     assert not _orphan(owned, expected_uid="old")
     theirs = {"metadata": {"uid": "new", "managedFields": [*ours, {"manager": "kubectl"}]}}
     assert not _orphan(theirs, expected_uid="old")
+
+
+def test_a_forced_conflict_event_names_paths_and_managers():
+    entry = ChangeSetEntry(
+        action="configured",
+        subject="Deployment/ns/x-frontend",
+        object={},
+        manager="syncagent/workloads",
+        conflicts=(
+            Conflict(".spec.replicas", "kubectl", "autoscaling/v1"),
+            Conflict(".spec.template.spec.containers[name=main].image", "kubectl-edit", "apps/v1"),
+        ),
+    )
+    event = forced_event(entry, on=None)
+    assert (event.type, event.reason) == ("Warning", "ForcedConflict")
+    assert event.message.startswith(
+        "Deployment/ns/x-frontend: syncagent/workloads took .spec.replicas from 'kubectl'; "
+        ".spec.template.spec.containers[name=main].image from 'kubectl-edit'"
+    )
+
+
+def test_a_components_fights_are_reported_on_its_graph():
+    dcd = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {
+            "name": "x-frontend",
+            "namespace": "ns",
+            "uid": "d1",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "keeper", "uid": "k"},
+                {
+                    "apiVersion": "nvidia.com/v1beta1",
+                    "kind": "DynamoGraphDeployment",
+                    "name": "x",
+                    "uid": "u1",
+                    "controller": True,
+                },
+            ],
+        },
+    }
+    assert ObjectRef.of(graph_of_component(dcd)) == ObjectRef(
+        "nvidia.com/v1beta1", "DynamoGraphDeployment", "ns", "x", "u1"
+    )
+    standalone = {**dcd, "metadata": {**dcd["metadata"], "ownerReferences": []}}
+    assert graph_of_component(standalone) is standalone

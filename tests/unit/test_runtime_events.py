@@ -41,5 +41,15 @@ def test_event_body_is_a_core_v1_event():
     assert body["reportingInstance"] == "pod-1"
 
 
+def test_event_annotations_carry_details_for_tools():
+    event = Event(ObjectRef.of(DGD), "Warning", "FieldFight", "m", (("a.example/x", "{}"),))
+    body = event_body(event, name="g.2", component="syncagent", instance="pod-1", now=0.0)
+    assert body["metadata"] == {
+        "name": "g.2",
+        "namespace": "ns",
+        "annotations": {"a.example/x": "{}"},
+    }
+
+
 def test_timestamp_is_rfc3339_seconds():
     assert timestamp(1.9) == "1970-01-01T00:00:01Z"

@@ -92,6 +92,12 @@ app.kubernetes.io/part-of: syncagent
 {{- with .Values.resyncPeriod }}
 - --resync-period={{ . }}
 {{- end }}
+{{- with .Values.fightDetector }}
+- --fight-threshold={{ int .threshold }}
+- --fight-window={{ .window }}
+- --fight-backoff={{ .backoff }}
+- --fight-max-backoff={{ .maxBackoff }}
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
