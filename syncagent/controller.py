@@ -17,21 +17,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
-from syncagent import routing, status
-from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
-from syncagent.programs.context import GraphContext, build_status, status_events
-from syncagent.programs.dispatch import dcd_component_names, run_program
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
-from syncagent.runtime.capabilities import Capabilities
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.workers import Result
@@ -87,51 +84,17 @@ class Reconcilers:
         return await self._finish_graph(key, ctx, outcome)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
-        meta = graph.get("metadata") or {}
-        annotations = meta.get("annotations") or {}
-        components = list((graph.get("spec") or {}).get("components") or [])
-        recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
-        if recorded is None:
-            uid, ns = str(meta.get("uid")), str(meta.get("namespace"))
-            owns = {
-                kind: any(controlled_by(o, uid) for o in self.store.list(kind, ns))
-                for kind in (DCD, "PodCliqueSet", "DisaggregatedSet")
-            }
-            recorded = routing.recorded_from_children(
-                annotations,
-                pcs=owns["PodCliqueSet"],
-                ds=owns["DisaggregatedSet"],
-                dcds=owns[DCD],
-            )
-        selection = routing.select_pathway(
-            annotations,
+        writer = Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph)
+        return graph_context(
+            graph,
             caps,
-            recorded=recorded,
-            ds_reason=lambda: routing.ds_ineligibility(components, caps),
-        )
-        return GraphContext(
-            graph=graph,
-            caps=caps,
-            selection=selection,
-            recorded=recorded,
             store=self.store,
-            writer=Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph),
+            writer=writer,
             discovery_backend=self.discovery_backend,
         )
 
     async def run_graph(self, ctx: GraphContext) -> ProgramResult:
-        problems = _validate(ctx)
-        if problems:
-            for problem in problems:
-                log.warning(
-                    f"{ctx.ref}: {problem}",
-                    extra={"object": ctx.ref, "field": problem.split(":")[0]},
-                )
-            message = "; ".join(problems)
-            result = status.failed(status.VALIDATION_FAILED, message)
-            previous = ctx.previous.get("components")
-            return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
-        return await run_program(ctx)
+        return await run_graph(ctx)
 
     async def _finish_graph(
         self, key: str, ctx: GraphContext, outcome: ProgramResult
@@ -240,19 +203,6 @@ def _requeue(*delays: float | None) -> Result | None:
     """Look again after the shortest of ``delays`` (a program's wait, a fight's backoff)."""
     given = [d for d in delays if d]
     return Result(requeue_after=min(given)) if given else None
-
-
-def _validate(ctx: GraphContext) -> list[str]:
-    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
-    try:
-        model = DynamoGraphDeployment.model_validate(ctx.graph)
-    except ValidationError as err:
-        return [
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
-        ]
-    dcd_components = dcd_component_names(ctx)
-    problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
-    return [str(p) for p in problems]
 
 
 def _ready_message(st: Mapping[str, Any]) -> str:

@@ -8,14 +8,15 @@ from typing import Any
 import httpx2
 from lightkube import AsyncClient
 
-from syncagent.api import LoadError, load_documents, read_input
+from syncagent.api import LoadError, load_documents
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_connection_arguments, connection
+from syncagent.cli.inputs import read_input
 from syncagent.inspect import blame
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import (
     InspectError,
-    add_connection_arguments,
     default_namespace,
     run_async,
 )
@@ -85,13 +86,15 @@ def live(args: argparse.Namespace) -> dict[str, Any]:
 
     async def work(client: AsyncClient) -> dict[str, Any]:
         try:
-            return await read_target(client, kind, name, namespace=default_namespace(args))
+            return await read_target(
+                client, kind, name, namespace=default_namespace(connection(args))
+            )
         except (UnknownKindError, ReadError) as err:
             raise InspectError(str(err)) from None
         except httpx2.HTTPStatusError as err:
             raise InspectError(f"{args.target}: discovery failed: {err}") from None
 
     try:
-        return run_async(args, work)
+        return run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None

@@ -8,17 +8,17 @@ from typing import Any
 from lightkube import ApiError, AsyncClient
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_capability_argument, add_connection_arguments, connection
 from syncagent.inspect import conflicts
 from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planner import PlanError, plan_live_graph
 from syncagent.inspect.session import (
     InspectError,
-    add_connection_arguments,
     default_namespace,
     run_async,
 )
-from syncagent.runtime import capabilities
+from syncagent.programs import capabilities
 
 DESCRIPTION = """\
 Dry-run, without force, every object the graph's program would apply, and list each field
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     add_connection_arguments(parser, impersonate=True)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     parser.add_argument("--discovery-backend", choices=("kubernetes", "etcd"), default="kubernetes")
-    capabilities.add_capability_argument(parser)
+    add_capability_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         settings = capabilities.capability_overrides(args.capability)
     except ValueError as err:
         raise UserError(str(err)) from None
-    namespace = default_namespace(args)
+    namespace = default_namespace(connection(args))
     subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
 
     async def work(client: AsyncClient) -> tuple[list[conflicts.ConflictRow], list[FightRow]]:
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return conflicts.rows(run_.engine.records), fought
 
     try:
-        found, fought = run_async(args, work)
+        found, fought = run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None
     render = conflicts.to_json if args.output == "json" else conflicts.to_text

@@ -11,9 +11,10 @@ import yaml
 
 from syncagent.api.conversion import ConversionError, convert_documents
 from syncagent.api.graph import DynamoGraphDeployment
-from syncagent.api.load import LoadError, is_ours, load_documents, parse_object, read_input
+from syncagent.api.load import LoadError, is_ours, load_documents, parse_object
 from syncagent.api.validation import Problem, validate_graph
 from syncagent.cli.errors import UserError
+from syncagent.cli.inputs import read_input
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 from lightkube import AsyncClient
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_connection_arguments, connection
 from syncagent.inspect import managers
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import PlanError, read_store
 from syncagent.inspect.session import (
     InspectError,
-    add_connection_arguments,
     default_namespace,
     run_async,
 )
@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    namespace = default_namespace(args)
+    namespace = default_namespace(connection(args))
 
     async def work(client: AsyncClient) -> list[managers.ObjectReport]:
         try:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return managers.check_graph(graph, everything)
 
     try:
-        reports = run_async(args, work)
+        reports = run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None
     print(managers.to_json(reports) if args.output == "json" else managers.to_text(reports), end="")

@@ -8,19 +8,20 @@ from typing import Any
 
 from lightkube import AsyncClient
 
-from syncagent.api import LoadError, load_documents, parse_object, read_input
+from syncagent.api import LoadError, load_documents, parse_object
 from syncagent.api.load import is_ours, object_ref
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_capability_argument, add_connection_arguments, connection
+from syncagent.cli.inputs import read_input
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
     InspectError,
-    add_connection_arguments,
     default_namespace,
     open_client,
     run_async,
 )
-from syncagent.runtime import capabilities
+from syncagent.programs import capabilities
 
 DESCRIPTION = """\
 Show exactly what the agent would do for a graph: per object created, configured, unchanged,
@@ -52,7 +53,7 @@ def register(subparsers: Any) -> None:
         default="kubernetes",
         help="the agent's --discovery-backend (default kubernetes)",
     )
-    capabilities.add_capability_argument(parser)
+    add_capability_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -62,11 +63,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UserError(str(err)) from None
     docs = read_documents(args.filename)
-    namespace = default_namespace(args)
+    namespace = default_namespace(connection(args))
 
     async def work(client: AsyncClient) -> report.Plan:
         # The graph itself is applied by the user, not the agent: dry-run it without --as.
-        user = open_client(args, impersonate=False) if args.as_user else None
+        user = open_client(connection(args), impersonate=False) if args.as_user else None
         try:
             run_ = await plan_documents(
                 client,
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return report.build(run_)
 
     try:
-        plan = run_async(args, work)
+        plan = run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None
     text = (

@@ -9,19 +9,20 @@ from typing import Any
 import orjson
 import yaml
 
-from syncagent import routing
 from syncagent.api import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
     LoadError,
     load_objects,
     problems_message,
-    read_input,
     validate_component_deployment,
     validate_graph,
 )
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_capability_argument
+from syncagent.cli.inputs import read_input
 from syncagent.cli.render_programs import PROGRAMS, forced_pathway, render_pathway
+from syncagent.programs import capabilities, routing
 from syncagent.render import (
     PLACEHOLDER_UID,
     Environment,
@@ -30,7 +31,6 @@ from syncagent.render import (
     render_standalone,
     source_of_object,
 )
-from syncagent.runtime import capabilities
 
 HEADER = (
     f"# ownerReferences carry the placeholder uid {PLACEHOLDER_UID}: offline, the owners "
@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
         help="the agent's default discovery backend, for components that set none "
         "(default: kubernetes)",
     )
-    capabilities.add_capability_argument(parser, offline=True)
+    add_capability_argument(parser, offline=True)
     parser.add_argument(
         "--program",
         choices=PROGRAMS,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from syncagent import routing
 from syncagent.cli.errors import UserError
+from syncagent.programs import routing
+from syncagent.programs.capabilities import Capabilities
 from syncagent.render import Environment, Rendered, render_graph
 from syncagent.render.disaggregatedset import render_ds_graph
 from syncagent.render.grove import render_grove_graph
-from syncagent.runtime.capabilities import Capabilities
 
 PROGRAMS = ("auto", "component", "disaggregatedset", "grove")
 _PATHWAYS = {

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,14 @@ from typing import Any
 import anyio
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.flags import add_capability_argument, duration, positive_int
 from syncagent.controller import Reconcilers
+from syncagent.programs.capabilities import (
+    GROUP_VERSIONS,
+    CapabilityRequiredError,
+    capability_overrides,
+    resolver,
+)
 from syncagent.programs.fights import Fights
 from syncagent.programs.pathway_watches import add_pathway_watches
 from syncagent.programs.view import CacheStore
@@ -28,11 +34,6 @@ from syncagent.runtime.cache import (
     owner_keys,
     self_key,
     split_key,
-)
-from syncagent.runtime.capabilities import (
-    CapabilityRequiredError,
-    add_capability_argument,
-    capability_overrides,
 )
 from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.leader import LeaseConfig, default_identity
@@ -62,30 +63,6 @@ COMPONENT_POD_SELECTOR = "nvidia.com/dynamo-component-pod=true"
 # Our wait-for-leader ConfigMaps carry the graph (or standalone DCD) name (render/multinode).
 WAIT_LEADER_SELECTOR = "nvidia.com/dynamo-graph-deployment-name"
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
-
-
-def duration(text: str) -> float:
-    """``90``, ``30s``, ``10m``, ``1h30m`` -> seconds (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        match = _DURATION.match(text.strip())
-        if not text.strip() or match is None:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: expected a duration such as 30s, 10m or 1h"
-            ) from None
-        h, m, s = (float(g) if g else 0.0 for g in match.groups())
-        value = h * 3600 + m * 60 + s
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the duration must be positive")
-    return value
-
-
-def positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
-    return int(text)
 
 
 def default_lease_namespace() -> str:
@@ -254,7 +231,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(str(err)) from None
     metrics_address = None if args.metrics_bind_address == "0" else args.metrics_bind_address
     options = ManagerOptions(
-        metrics_address=metrics_address, lease=lease, capability_settings=settings
+        metrics_address=metrics_address,
+        lease=lease,
+        group_versions=GROUP_VERSIONS,
+        resolve=resolver(settings),
     )
     try:
         fight_policy = FightPolicy(
@@ -304,6 +284,7 @@ def wire(
     manager.watches = WatchSet(
         client,
         metrics=manager.metrics,
+        optional=manager.options.group_versions,
         on_not_found=manager.discovery.request_refresh,
         watch_timeout=manager.options.watch_timeout,
     )

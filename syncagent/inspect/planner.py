@@ -1,7 +1,7 @@
 """Run the agent's own programs for a graph, with dry runs only (``syncagent plan``).
 
-Seam for the programs: the DGD reconcile is the controller's (routing, validation, program
-choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
+Seam for the programs: the DGD reconcile is the agent's (``programs.graph``: routing,
+validation, program choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
 program, as the agent's DCD reconciler would once the DCD exists. Both run against a
 :class:`~syncagent.inspect.planengine.PlanEngine` and a store read once from the server.
 The DisaggregatedSet and Grove programs plug in through the controller: nothing here
@@ -19,16 +19,16 @@ import httpx2
 import orjson
 from lightkube import AsyncClient
 
-from syncagent import status
-from syncagent.controller import Reconcilers
 from syncagent.inspect.planengine import PlanEngine
+from syncagent.programs import capabilities as caps_mod
+from syncagent.programs import status
+from syncagent.programs.capabilities import Capabilities, Setting
+from syncagent.programs.graph import graph_context, run_graph
 from syncagent.programs.view import DictStore, Obj
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
-from syncagent.runtime import capabilities as caps_mod
-from syncagent.runtime.capabilities import Capabilities, Setting
 from syncagent.runtime.client import http_client
-from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS, served_resources
+from syncagent.runtime.discovery import served_resources
 from syncagent.ssa import ChangeSetEntry, DesiredObjectError, ObjectRef, RequestCounter, ref_of
 from syncagent.ssa.compare import differences
 from syncagent.ssa.errors import PreconditionError, error_from_status
@@ -78,7 +78,7 @@ class PlanRun:
 
 
 async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
-    served = await served_resources(client, OPTIONAL_GROUP_VERSIONS)
+    served = await served_resources(client, caps_mod.GROUP_VERSIONS)
     return caps_mod.resolve(served, settings)
 
 
@@ -293,16 +293,10 @@ def _replace(store: DictStore, obj: Obj) -> None:
 async def _plan_graph(
     run: PlanRun, store: DictStore, graph: Obj, caps: Capabilities, backend: str
 ) -> None:
-    reconcilers = Reconcilers(
-        engine=run.engine,
-        store=store,
-        recorder=None,  # type: ignore[arg-type]  # plans emit no events
-        capabilities=lambda: caps,
-        discovery_backend=backend,
-    )
-    # The controller's own DGD path (routing, validation, program choice); see module doc.
-    ctx = reconcilers.graph_context(graph, caps)
-    outcome = await reconcilers.run_graph(ctx)
+    # The agent's own DGD path (routing, validation, program choice); see module doc.
+    writer = Writer(run.engine, graph=graph)
+    ctx = graph_context(graph, caps, store=store, writer=writer, discovery_backend=backend)
+    outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")

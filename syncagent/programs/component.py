@@ -12,9 +12,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import readiness, removal, waitleader
+from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart

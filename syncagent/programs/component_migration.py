@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
-from syncagent.programs import migration, modelservice, readiness, service_cutover
+from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, pathway_condition
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, being_deleted, controlled_by, environment
 from syncagent.programs.writes import owner_of
 from syncagent.render import generate_dcds, render_component, source_of
@@ -110,7 +110,7 @@ async def _move_model(
     if any(
         r.get("uid") == graph.uid for r in (live.get("metadata") or {}).get("ownerReferences") or ()
     ):
-        await leave(ctx.writer.engine, live, owner_uid=graph.uid, live=live)
+        await leave(ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live)
 
 
 def _components(ctx: GraphContext) -> list[dict[str, Any]]:

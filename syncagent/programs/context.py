@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncagent import routing, status
+from syncagent.programs import routing, status
 from syncagent.programs.base import NORMAL, WARNING, QueuedEvent
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
-from syncagent.runtime.capabilities import Capabilities
 
 
 @dataclass

@@ -18,9 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
-from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import ds_readiness, migration, readiness, service_cutover, waitleader
+from syncagent.programs import (
+    ds_readiness,
+    migration,
+    readiness,
+    service_cutover,
+    status,
+    waitleader,
+)
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext, build_status

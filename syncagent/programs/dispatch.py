@@ -6,8 +6,7 @@ program is followed by the migration step that leaves the DS or Grove pathway (r
 
 from __future__ import annotations
 
-from syncagent import routing
-from syncagent.programs import component_migration
+from syncagent.programs import component_migration, routing
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.component import ComponentProgram
 from syncagent.programs.context import GraphContext

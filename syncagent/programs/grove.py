@@ -12,9 +12,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import grove_scale, migration, service_cutover, waitleader
+from syncagent.programs import grove_scale, migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
 from syncagent.programs.context import GraphContext, build_status

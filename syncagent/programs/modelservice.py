@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import Rendered
@@ -45,7 +46,9 @@ async def ensure(
         return live
     if live is None:
         entry = await writer.apply_owned(rendered, owner=owner, live=None)
-        joined = await join(writer.engine, entry.object, owner=owner, live=entry.object)
+        joined = await join(
+            writer.engine, entry.object, owner=owner, scheme=SCHEME, live=entry.object
+        )
         return joined.object
     current = controller_of(live)
     if current is not None and current.kind not in CO_OWNER_KINDS:
@@ -53,7 +56,7 @@ async def ensure(
             f"Service {rendered.namespace}/{rendered.name} is controlled by {current.describe()}"
         )
     if current is None:
-        if adoption_blockers(live):
+        if adoption_blockers(live, scheme=SCHEME):
             raise RefusedError(
                 f"refusing to reconcile Service {rendered.name} because it is not controlled "
                 f"by {owner.kind} {rendered.namespace}/{owner.name}"
@@ -64,7 +67,9 @@ async def ensure(
     content = await writer.apply(
         rendered.manifest(), manager=rendered.manager, live=live, force=True
     )
-    joined = await join(writer.engine, content.object, owner=owner, live=content.object)
+    joined = await join(
+        writer.engine, content.object, owner=owner, scheme=SCHEME, live=content.object
+    )
     return joined.object
 
 
@@ -105,4 +110,4 @@ async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
         first = others[0]
         successor = OwnerRef(first["apiVersion"], first["kind"], first["name"], first["uid"])
         svc = await writer.set_controller(svc, controller=successor, manager=services.MANAGER.name)
-    await leave(writer.engine, svc, owner_uid=owner.uid, live=svc)
+    await leave(writer.engine, svc, owner_uid=owner.uid, scheme=SCHEME, live=svc)

@@ -18,6 +18,7 @@ from typing import Any
 
 from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
 from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import Rendered
@@ -36,7 +37,7 @@ def check_service(
         return None
     current = controller_of(live)
     if current is None:
-        if adoption_blockers(live):
+        if adoption_blockers(live, scheme=SCHEME):
             raise RefusedError(
                 f"refusing to reconcile Service {name} because it is not controlled by "
                 f"{graph.kind} {namespace}/{graph.name}"

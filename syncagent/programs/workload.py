@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from syncagent import status
 from syncagent.api import (
     DynamoComponentDeployment,
     problems_message,
     validate_component_deployment,
 )
-from syncagent.programs import modelservice, waitleader
+from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
 from syncagent.programs.view import environment as namespace_environment
@@ -43,7 +43,6 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
-from syncagent.runtime.capabilities import Capabilities
 from syncagent.ssa import SsaError, controller_of
 
 log = logging.getLogger(__name__)

@@ -17,6 +17,7 @@ from typing import Any
 from fieldmanagers import is_ours
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.render import Rendered
 from syncagent.runtime.metrics import Metrics
@@ -81,7 +82,7 @@ class Writer:
         current = controller_of(live)
         if current is not None and current.uid == owner.uid:
             return
-        if current is None and not adoption_blockers(live):
+        if current is None and not adoption_blockers(live, scheme=SCHEME):
             return
         raise RefusedError(refusal(rendered.kind, rendered.name, owner, rendered.namespace))
 
@@ -106,6 +107,7 @@ class Writer:
                 rendered.manifest(),
                 manager=rendered.manager,
                 controller=owner,
+                scheme=SCHEME,
                 live=_live_arg(live, known=known),
                 on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
@@ -147,7 +149,9 @@ class Writer:
     ) -> dict[str, Any]:
         """Hand control of ``live`` to ``controller`` in one ownership apply (after takeover)."""
         live = await self.take_over(live, manager=manager) or live
-        entry = await set_controller(self.engine, live, controller=controller, live=live)
+        entry = await set_controller(
+            self.engine, live, controller=controller, scheme=SCHEME, live=live
+        )
         return entry.object
 
     async def _remove_orphan(self, rendered: Rendered, entry: ChangeSetEntry) -> None:

@@ -34,6 +34,7 @@ from syncagent.ssa.errors import (
 from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
 from syncagent.ssa.ownership import (
     OwnerRef,
+    OwnershipScheme,
     adoption_blockers,
     apply_controlled,
     controller_of,
@@ -66,6 +67,7 @@ __all__ = [
     "Owner",
     "OwnerRef",
     "OwnershipError",
+    "OwnershipScheme",
     "PreconditionError",
     "RequestCounter",
     "SsaError",

@@ -1,5 +1,9 @@
 """Owner references written through server-side apply (design.md §4.3).
 
+Which field managers play which part is the caller's :class:`OwnershipScheme` (the one manager
+holding every controller reference, the per-owner managers of co-owners, and the managers that
+count as ours when deciding whether an object can be adopted): this module names none.
+
 - ``apply_controlled``: the create protocol (the content apply carries the controller reference,
   then ``syncagent/ownership`` applies the same item) and, on an existing object, the ownership
   apply first and a content apply without the reference.
@@ -14,9 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fieldmanagers import is_ours
-from fieldmanagers import ownership as ownership_manager
-from fieldmanagers.owner import for_owner
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
@@ -24,10 +25,29 @@ from syncagent.ssa.engine import ABSENT, Engine, Live, OnConflict
 from syncagent.ssa.errors import DesiredObjectError, OwnershipError
 from syncagent.ssa.paths import Field, Key
 
-OWNERSHIP = ownership_manager.MANAGER.name
 _ADOPTION_SUBRESOURCES = ("status", "scale")
 _FINALIZERS = (Field("metadata"), Field("finalizers"))
 _REFS = (Field("metadata"), Field("ownerReferences"))
+
+
+@dataclass(frozen=True, slots=True)
+class OwnershipScheme:
+    """The field managers of the ownership protocol.
+
+    ``controller``: the manager that holds every controller reference item. ``owner_prefix``
+    plus an owner's UID: the manager a co-owner writes its own reference item with.
+    ``ours_prefix``: managers of ours, whose entries never block an adoption.
+    """
+
+    controller: str
+    owner_prefix: str
+    ours_prefix: str
+
+    def owner(self, uid: str) -> str:
+        return f"{self.owner_prefix}{uid}"
+
+    def is_ours(self, manager: str) -> bool:
+        return manager.startswith(self.ours_prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,18 +95,18 @@ def controller_of(live: Mapping[str, Any]) -> OwnerRef | None:
     return None
 
 
-def adoption_blockers(live: Mapping[str, Any]) -> list[str]:
+def adoption_blockers(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> list[str]:
     """Why a live object cannot be adopted; empty means adoptable.
 
     Adoptable: no controller reference, and every managedFields entry of a manager outside
-    ``syncagent/*`` is on the status or scale subresource or owns only finalizers.
+    ``scheme.ours_prefix`` is on the status or scale subresource or owns only finalizers.
     """
     reasons = []
     controller = controller_of(live)
     if controller is not None:
         reasons.append(f"it is controlled by {controller.describe()}")
     for entry in managedfields.decode(live):
-        if is_ours(entry.manager) or entry.subresource in _ADOPTION_SUBRESOURCES:
+        if scheme.is_ours(entry.manager) or entry.subresource in _ADOPTION_SUBRESOURCES:
             continue
         if all(path[:2] == _FINALIZERS for path in entry.fields):
             continue
@@ -94,8 +114,8 @@ def adoption_blockers(live: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def is_adoptable(live: Mapping[str, Any]) -> bool:
-    return not adoption_blockers(live)
+def is_adoptable(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> bool:
+    return not adoption_blockers(live, scheme=scheme)
 
 
 def skeleton(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,6 +140,7 @@ async def apply_controlled(
     *,
     manager: str,
     controller: OwnerRef,
+    scheme: OwnershipScheme,
     force: bool = True,
     live: Live = None,
     on_conflict: OnConflict | None = None,
@@ -148,18 +169,24 @@ async def apply_controlled(
             force=force,
             live=ABSENT,
         )
-        owned = await set_controller(engine, desired, controller=controller, live=content.object)
+        owned = await set_controller(
+            engine, desired, controller=controller, scheme=scheme, live=content.object
+        )
         release = await engine.apply(desired, manager=manager, force=force, live=owned.object)
         return [content, owned, release]
-    _check_may_control(ref_of(desired).subject, current, controller)
-    owned = await set_controller(engine, desired, controller=controller, live=current)
+    _check_may_control(ref_of(desired).subject, current, controller, scheme)
+    owned = await set_controller(
+        engine, desired, controller=controller, scheme=scheme, live=current
+    )
     content = await engine.apply(
         desired, manager=manager, force=force, live=owned.object, on_conflict=on_conflict
     )
     return [owned, content]
 
 
-def _check_may_control(subject: str, live: Mapping[str, Any], controller: OwnerRef) -> None:
+def _check_may_control(
+    subject: str, live: Mapping[str, Any], controller: OwnerRef, scheme: OwnershipScheme
+) -> None:
     if (live.get("metadata") or {}).get("deletionTimestamp"):
         raise OwnershipError(subject, "is being deleted; treat it as absent and retry later")
     current = controller_of(live)
@@ -169,7 +196,7 @@ def _check_may_control(subject: str, live: Mapping[str, Any], controller: OwnerR
             f"is controlled by {current.describe()}, not {controller.describe()}; refusing to "
             "change it (remove that controller reference or delete the object first)",
         )
-    if current is None and (blockers := adoption_blockers(live)):
+    if current is None and (blockers := adoption_blockers(live, scheme=scheme)):
         raise OwnershipError(
             subject,
             f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first",
@@ -181,6 +208,7 @@ async def set_controller(
     obj: Mapping[str, Any],
     *,
     controller: OwnerRef,
+    scheme: OwnershipScheme,
     live: Live = None,
 ) -> ChangeSetEntry:
     """The ownership apply: ``controller`` becomes the one controller reference.
@@ -194,39 +222,42 @@ async def set_controller(
     current = await engine.live_view(obj, live)
     new_holders: set[str] = set()
     if current is not None:
-        current = await _release_old_controller(engine, obj, current, controller)
+        current = await _release_old_controller(engine, obj, current, controller, scheme)
         new_holders = _holders(current, controller.uid)
     body = with_references(skeleton(obj), controller.item(controller=True))
     entry = await engine.apply(
-        body, manager=OWNERSHIP, force=True, live=ABSENT if current is None else current
+        body, manager=scheme.controller, force=True, live=ABSENT if current is None else current
     )
-    own = for_owner(controller.uid).name
-    if own in new_holders:
-        await join(engine, obj, owner=controller, live=entry.object)
+    if scheme.owner(controller.uid) in new_holders:
+        await join(engine, obj, owner=controller, scheme=scheme, live=entry.object)
     return entry
 
 
 async def _release_old_controller(
-    engine: Engine, obj: Mapping[str, Any], live: dict[str, Any], new: OwnerRef
+    engine: Engine,
+    obj: Mapping[str, Any],
+    live: dict[str, Any],
+    new: OwnerRef,
+    scheme: OwnershipScheme,
 ) -> dict[str, Any]:
-    old = old_controller_to_release(live, new, subject=ref_of(obj).subject)
+    old = old_controller_to_release(live, new, subject=ref_of(obj).subject, scheme=scheme)
     if old is None:
         return live
     body = with_references(skeleton(obj), old.item(controller=False))
-    entry = await engine.apply(body, manager=for_owner(old.uid).name, force=True, live=live)
+    entry = await engine.apply(body, manager=scheme.owner(old.uid), force=True, live=live)
     return entry.object
 
 
 def old_controller_to_release(
-    live: Mapping[str, Any], new: OwnerRef, *, subject: str
+    live: Mapping[str, Any], new: OwnerRef, *, subject: str, scheme: OwnershipScheme
 ) -> OwnerRef | None:
     """Before handing control to ``new``: the old controller whose own co-owner manager must
     first drop the flag (None if nothing to do). Refuses when any other manager holds it."""
     old = controller_of(live)
     if old is None or old.uid == new.uid:
         return None
-    others = _holders(live, old.uid) - {OWNERSHIP}
-    own = for_owner(old.uid).name
+    others = _holders(live, old.uid) - {scheme.controller}
+    own = scheme.owner(old.uid)
     if others - {own}:
         raise OwnershipError(
             subject,
@@ -243,9 +274,14 @@ def _holders(live: Mapping[str, Any], uid: str) -> set[str]:
 
 
 async def join(
-    engine: Engine, obj: Mapping[str, Any], *, owner: OwnerRef, live: Live = None
+    engine: Engine,
+    obj: Mapping[str, Any],
+    *,
+    owner: OwnerRef,
+    scheme: OwnershipScheme,
+    live: Live = None,
 ) -> ChangeSetEntry:
-    """A co-owner writes its own reference item under ``syncagent/owner/<uid>``.
+    """A co-owner writes its own reference item under its own manager (``scheme.owner``).
 
     The item is the plain one, or the full controller item when ``owner`` controls the object:
     SSA shares an atomic item only between managers applying the same value.
@@ -255,12 +291,17 @@ async def join(
     controls = controller is not None and controller.uid == owner.uid
     body = with_references(skeleton(obj), owner.item(controller=controls))
     return await engine.apply(
-        body, manager=for_owner(owner.uid).name, live=ABSENT if current is None else current
+        body, manager=scheme.owner(owner.uid), live=ABSENT if current is None else current
     )
 
 
 async def leave(
-    engine: Engine, obj: Mapping[str, Any], *, owner_uid: str, live: Live = None
+    engine: Engine,
+    obj: Mapping[str, Any],
+    *,
+    owner_uid: str,
+    scheme: OwnershipScheme,
+    live: Live = None,
 ) -> ChangeSetEntry:
     """A co-owner leaves: an empty apply under its manager removes exactly its item.
 
@@ -276,6 +317,6 @@ async def leave(
         )
     return await engine.apply(
         skeleton(obj),
-        manager=for_owner(owner_uid).name,
+        manager=scheme.owner(owner_uid),
         live=ABSENT if current is None else current,
     )

@@ -9,12 +9,13 @@ import anyio
 import pytest
 import yaml
 
+from syncagent.cli.flags import parse_capability
 from syncagent.cli.main import main
 from syncagent.inspect import report
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import plan_documents
+from syncagent.programs.capabilities import capability_overrides
 from syncagent.render.naming import dcd_name
-from syncagent.runtime.capabilities import capability_overrides, parse_capability
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import RequestCounter, SsaError

@@ -6,6 +6,7 @@ import anyio
 import pytest
 from test_runtime_support import config_map, create, eventually
 
+from syncagent.programs import capabilities as caps
 from syncagent.runtime.cache import enqueue, self_key
 from syncagent.runtime.client import request_json
 from syncagent.runtime.leader import LeaseConfig, micro_time
@@ -43,7 +44,12 @@ class Agent:
             retry_period=0.5,
         )
         options = ManagerOptions(
-            metrics_address="127.0.0.1:0", lease=lease, handle_signals=False, shutdown_grace=10
+            metrics_address="127.0.0.1:0",
+            lease=lease,
+            handle_signals=False,
+            shutdown_grace=10,
+            group_versions=caps.GROUP_VERSIONS,
+            resolve=caps.resolver(caps.capability_overrides(())),
         )
         self.manager = Manager(client, options, metrics=Metrics())
         self.reconciled: list[str] = []

@@ -2,7 +2,7 @@ import anyio
 import pytest
 from test_runtime_support import config_map, create, eventually
 
-from syncagent.runtime import capabilities as caps
+from syncagent.programs import capabilities as caps
 from syncagent.runtime.cache import ChangeType
 from syncagent.runtime.client import make_client, request_json
 from syncagent.runtime.discovery import Discovery
@@ -37,7 +37,7 @@ async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespa
     path = f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets"
     await request_json(async_client, "POST", path, body=lws(namespace, "w"))
     await create(async_client, config_map(namespace, "c"))
-    ws = WatchSet(async_client, metrics=Metrics())
+    ws = WatchSet(async_client, optional=caps.GROUP_VERSIONS, metrics=Metrics())
     lws_target = WatchTarget(
         "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
     )
@@ -71,9 +71,19 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
     metrics = Metrics()
     client = make_client(kubeconfig=control_plane.kubeconfig, metrics=metrics)
     try:
-        discovery = Discovery(client, metrics=metrics)
+        discovery = Discovery(
+            client,
+            resolve=caps.resolver(caps.capability_overrides(())),
+            group_versions=caps.GROUP_VERSIONS,
+            metrics=metrics,
+        )
         await discovery.start()
-        ws = WatchSet(client, metrics=metrics, on_not_found=discovery.request_refresh)
+        ws = WatchSet(
+            client,
+            optional=caps.GROUP_VERSIONS,
+            metrics=metrics,
+            on_not_found=discovery.request_refresh,
+        )
         target = WatchTarget(
             "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_ds_support import frontend, worker
 
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
-from syncagent.routing import ds_ineligibility
-from syncagent.runtime.capabilities import Capabilities
 
 CAPS = Capabilities(
     grove=False,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncagent import routing, status
+from syncagent.programs import routing, status
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
 from syncagent.programs.fights import graph_of_component
 from syncagent.programs.removal import stale_dcds
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import _orphan, _visible, forced_event
-from syncagent.runtime.capabilities import Capabilities
 from syncagent.runtime.events import ObjectRef
 from syncagent.ssa import ChangeSetEntry, Conflict
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent import routing
-from syncagent.routing import Pathway, RecordedRouting
-from syncagent.runtime.capabilities import (
+from syncagent.programs import routing
+from syncagent.programs.capabilities import (
     DISAGGREGATEDSETS,
     LEADERWORKERSETS,
     PODCLIQUESETS,
@@ -14,6 +13,7 @@ from syncagent.runtime.capabilities import (
     offline,
     resolve,
 )
+from syncagent.programs.routing import Pathway, RecordedRouting
 
 ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
 

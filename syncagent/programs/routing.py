@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from syncagent.api import is_multinode_component
-from syncagent.runtime.capabilities import Capabilities
+from syncagent.programs.capabilities import Capabilities
 
 ENABLE_GROVE = "nvidia.com/enable-grove"
 ENABLE_DS = "nvidia.com/enable-disaggregatedset"
