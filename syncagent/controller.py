@@ -32,7 +32,7 @@ from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.workers import Result
-from syncagent.ssa import Engine, PreconditionError
+from syncagent.ssa import ApplyOptions, Engine, PreconditionError
 
 log = logging.getLogger(__name__)
 
@@ -183,11 +183,13 @@ class Reconcilers:
         writer = Writer(self.engine, metrics=self.metrics)
         entry = await writer.apply(
             body,
-            manager=manager,
+            ApplyOptions(
+                manager=manager,
+                force=True,
+                subresource="status",
+                resource_version_precondition=precondition,
+            ),
             live=obj,
-            force=True,
-            subresource="status",
-            resource_version_precondition=precondition,
         )
         return entry.changed
 

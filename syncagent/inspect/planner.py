@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-import orjson
 from lightkube import AsyncClient
 
 from syncagent.inspect.planengine import PlanEngine
@@ -27,11 +25,16 @@ from syncagent.programs.graph import graph_context, run_graph
 from syncagent.programs.view import DictStore, Obj
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
-from syncagent.runtime.client import http_client
 from syncagent.runtime.discovery import served_resources
-from syncagent.ssa import ChangeSetEntry, DesiredObjectError, ObjectRef, RequestCounter, ref_of
+from syncagent.ssa import (
+    ApiError,
+    ChangeSetEntry,
+    Engine,
+    PreconditionError,
+    RequestCounter,
+    ref_of,
+)
 from syncagent.ssa.compare import differences
-from syncagent.ssa.errors import PreconditionError, error_from_status
 
 DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
@@ -91,28 +94,13 @@ async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
 
 
 async def _list(engine: PlanEngine, api_version: str, kind: str, namespace: str) -> list[Obj]:
-    ref = ObjectRef(api_version, kind, "x", namespace)
     try:
-        info = await engine.api.resolve(ref)
-    except DesiredObjectError:
-        return []  # not served: nothing of that kind exists
-    response = await engine.api.http.get(info.path(namespace=namespace))
-    if response.status_code == 404:
-        return []
-    if response.status_code >= 400:
+        return await engine.list(api_version, kind, namespace)
+    except ApiError as err:
         raise PlanError(
-            f"{kind} in namespace {namespace}: cannot list: HTTP {response.status_code} "
-            f"{_message(response)}; check the permissions of the user (or --as identity)"
-        )
-    items = response.json().get("items") or []
-    return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
-
-
-def _message(response: Any) -> str:
-    try:
-        return str(response.json().get("message") or "")
-    except ValueError:
-        return response.text.strip()
+            f"{kind} in namespace {namespace}: cannot list: HTTP {err.code} "
+            f"{err.server_message}; check the permissions of the user (or --as identity)"
+        ) from None
 
 
 class PlanError(Exception):
@@ -144,12 +132,9 @@ async def plan_documents(
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
     engine = PlanEngine(client, counter=counter)
-    try:
-        caps = await capabilities_of(client, settings)
-        user = http_client(input_client) if input_client is not None else engine.api.http
-        return await _plan(engine, docs, namespace, caps, discovery_backend, user)
-    finally:
-        engine.release()
+    caps = await capabilities_of(client, settings)
+    user = engine if input_client is None else Engine(input_client, dry_run=True)
+    return await _plan(engine, docs, namespace, caps, discovery_backend, user)
 
 
 async def _plan(
@@ -158,7 +143,7 @@ async def _plan(
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
-    user: httpx2.AsyncClient,
+    user: Engine,
 ) -> PlanRun:
     run = PlanRun(engine)
     stores: dict[str, DictStore] = {}
@@ -183,7 +168,7 @@ async def _plan(
 
 
 async def _plan_input(
-    engine: PlanEngine, user: httpx2.AsyncClient, store: DictStore, body: dict[str, Any]
+    engine: PlanEngine, user: Engine, store: DictStore, body: dict[str, Any]
 ) -> ChangeSetEntry:
     """The server's view of the input once applied: a dry-run create, or a dry-run update.
 
@@ -193,16 +178,15 @@ async def _plan_input(
     meta = body["metadata"]
     live = store.get(body["kind"], meta["namespace"], meta["name"])
     ref = ref_of(body)
-    info = await engine.api.resolve(ref)
     for attempt in range(_ATTEMPTS):
         try:
-            result = await _dry_run_input(user, info.path(namespace=ref.namespace), body, live)
+            result = await _dry_run_input(user, body, live)
             break
         except PreconditionError:
             # The agent wrote the graph (its status) since we read it: read it again.
             if attempt == _ATTEMPTS - 1:
                 raise
-            live = await engine.api.get(ref)
+            live = await engine.read(body)
     _replace(store, result)
     if live is None:
         found: list[str] = ["(object does not exist)"]
@@ -225,29 +209,14 @@ _ATTEMPTS = 5
 
 
 async def _dry_run_input(
-    user: httpx2.AsyncClient,
-    collection: str,
-    body: dict[str, Any],
-    live: Mapping[str, Any] | None,
+    user: Engine, body: dict[str, Any], live: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """A dry-run create (absent) or update (present, guarded by its resourceVersion)."""
-    meta = body["metadata"]
+    """A dry-run create (absent) or update (present, guarded by its resourceVersion), as the
+    user (``user`` is a dry-run engine on the user's client)."""
     if live is None:
-        path, method = collection, "POST"
-    else:
-        path, method = f"{collection}/{meta['name']}", "PUT"
-        body = {**body, "metadata": _keep_server_metadata(meta, live)}
-    response = await user.request(
-        method,
-        path,
-        params={"dryRun": "All", "fieldManager": INPUT_MANAGER},
-        content=orjson.dumps(body),
-        headers={"Content-Type": "application/json"},
-    )
-    if response.status_code >= 400:
-        subject = ref_of(body).subject
-        raise error_from_status(subject, response.status_code, _status(response))
-    return dict(orjson.loads(response.content))
+        return await user.create(body, manager=INPUT_MANAGER)
+    body = {**body, "metadata": _keep_server_metadata(body["metadata"], live)}
+    return await user.update(body, manager=INPUT_MANAGER)
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -270,13 +239,6 @@ def _keep_server_metadata(meta: Mapping[str, Any], live: Mapping[str, Any]) -> d
 
 def _rv(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _status(response: Any) -> dict[str, Any]:
-    try:
-        return dict(orjson.loads(response.content))
-    except orjson.JSONDecodeError:
-        return {"message": response.text.strip()}
 
 
 def _replace(store: DictStore, obj: Obj) -> None:

@@ -66,7 +66,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.model import build
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import ABSENT, SsaError, digest
+from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +251,7 @@ class DisaggregatedSetProgram:
             return cached
         entry = await ctx.writer.engine.plan(
             out.rendered.manifest(),
-            manager=ds_manager.MANAGER.name,
-            force=True,
+            ApplyOptions(manager=ds_manager.MANAGER.name, force=True),
             live=live if live is not None else ABSENT,
         )
         value = template_hash((entry.object.get("spec") or {}).get("roles") or [])

@@ -20,6 +20,7 @@ from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
 from syncagent.ssa import (
+    ApplyOptions,
     OwnerRef,
     PreconditionError,
     adoption_blockers,
@@ -65,7 +66,7 @@ async def ensure(
         live = await writer.set_controller(live, controller=owner, manager=rendered.manager)
     live = await writer.take_over(live, manager=rendered.manager) or live
     content = await writer.apply(
-        rendered.manifest(), manager=rendered.manager, live=live, force=True
+        rendered.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
     )
     joined = await join(
         writer.engine, content.object, owner=owner, scheme=SCHEME, live=content.object

@@ -24,7 +24,7 @@ from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import OwnerRef, adoption_blockers, controller_of
+from syncagent.ssa import ApplyOptions, OwnerRef, adoption_blockers, controller_of
 
 DCD = "DynamoComponentDeployment"
 
@@ -70,7 +70,9 @@ async def hand_over(
     if rendered.kind == "Service":
         kept = with_selector(rendered, (live.get("spec") or {}).get("selector") or {})
     # The create left the old reference with the content manager too; drop it there first.
-    content = await writer.apply(kept.manifest(), manager=rendered.manager, live=live, force=True)
+    content = await writer.apply(
+        kept.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
+    )
     handed = await writer.set_controller(content.object, controller=new, manager=rendered.manager)
     writer.events.append(
         QueuedEvent(

@@ -23,9 +23,11 @@ from syncagent.render import Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
     ABSENT,
+    ApplyOptions,
     ChangeSetEntry,
     Conflict,
     Engine,
+    OnConflict,
     OwnerRef,
     SsaError,
     adoption_blockers,
@@ -34,7 +36,6 @@ from syncagent.ssa import (
     ref_of,
     set_controller,
 )
-from syncagent.ssa.engine import OnConflict
 from syncagent.ssa.takeover import needs_takeover, take_over
 
 log = logging.getLogger(__name__)
@@ -102,14 +103,18 @@ class Writer:
         self.check_may_control(rendered, live, owner)
         live = await self.take_over(live, manager=rendered.manager)
         try:
+            options = ApplyOptions(
+                manager=rendered.manager,
+                force=True,
+                on_conflict=self.on_conflict(rendered.kind, rendered.manager),
+            )
             entries = await apply_controlled(
                 self.engine,
                 rendered.manifest(),
-                manager=rendered.manager,
+                options,
                 controller=owner,
                 scheme=SCHEME,
                 live=_live_arg(live, known=known),
-                on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
         except SsaError as err:
             self._count(rendered.kind, "error")
@@ -165,14 +170,15 @@ class Writer:
         )
 
     async def apply(
-        self, desired: Mapping[str, Any], *, manager: str, live: Mapping[str, Any] | None, **kw: Any
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Mapping[str, Any] | None
     ) -> ChangeSetEntry:
-        """A plain apply (content, status, co-owner items): counted, no write event."""
+        """A plain apply (content, status, co-owner items): counted, no write event. A forced
+        content apply backs off fought-over fields (the fight detector's hook)."""
         kind = str(desired.get("kind"))
-        if kw.get("force") and not kw.get("subresource"):
-            kw["on_conflict"] = self.on_conflict(kind, manager)
+        if options.force and not options.subresource:
+            options = options.but(on_conflict=self.on_conflict(kind, options.manager))
         try:
-            entry = await self.engine.apply(desired, manager=manager, live=live, **kw)
+            entry = await self.engine.apply(desired, options, live=live)
         except SsaError:
             self._count(kind, "error")
             raise

@@ -1,10 +1,11 @@
 """The server-side apply engine. Knows nothing about what it applies.
 
     engine = Engine(async_client)
-    entry = await engine.apply(desired, manager="me", force=True, live=cached_or_None)
+    entry = await engine.apply(desired, ApplyOptions(manager="me", force=True), live=cached)
     entry.action  # "created" | "configured" | "unchanged"
 
-Modules: ``engine`` (apply / plan / apply_all / delete), ``compare`` (dry run vs live),
+Modules: ``engine`` (apply / plan / apply_all, get / list, delete, patch, takeover writes),
+``options`` (the one options object of every apply verb), ``compare`` (dry run vs live),
 ``quirks`` (API-server normalisers), ``desired`` (refusal rules, digest, leaving paths out),
 ``managedfields`` and ``paths`` (decoding for blame and conflicts), ``fieldsets`` (raw fieldsV1
 sets), ``takeover`` (adopting an old writer's fields, by policy), ``fights`` (the field-fight
@@ -16,7 +17,7 @@ from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.changeset import Action, ChangeSetEntry
 from syncagent.ssa.counter import RequestCounter
 from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of
-from syncagent.ssa.engine import ABSENT, ApplyAllError, Engine
+from syncagent.ssa.engine import ApplyAllError, Engine
 from syncagent.ssa.errors import (
     ApiError,
     Conflict,
@@ -32,6 +33,7 @@ from syncagent.ssa.errors import (
     SsaError,
 )
 from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
+from syncagent.ssa.options import ABSENT, ApplyOptions, OnConflict
 from syncagent.ssa.ownership import (
     OwnerRef,
     OwnershipScheme,
@@ -50,6 +52,7 @@ __all__ = [
     "Action",
     "ApiError",
     "ApplyAllError",
+    "ApplyOptions",
     "ChangeSetEntry",
     "Conflict",
     "ConflictError",
@@ -64,6 +67,7 @@ __all__ = [
     "ManagerEntry",
     "NotFoundError",
     "ObjectRef",
+    "OnConflict",
     "Owner",
     "OwnerRef",
     "OwnershipError",

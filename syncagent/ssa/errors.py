@@ -68,12 +68,15 @@ class OwnershipError(SsaError):
 
 
 class ApiError(SsaError):
-    """A request the API server refused."""
+    """A request the API server refused; ``server_message`` is the server's own words."""
 
-    def __init__(self, subject: str, detail: str, *, code: int, reason: str) -> None:
+    def __init__(
+        self, subject: str, detail: str, *, code: int, reason: str, server_message: str = ""
+    ) -> None:
         super().__init__(subject, detail)
         self.code = code
         self.reason = reason
+        self.server_message = server_message
 
 
 class NotFoundError(ApiError):
@@ -153,7 +156,13 @@ def error_from_status(subject: str, code: int, status: Mapping[str, Any] | None)
         )
     if code == 404:
         return NotFoundError(subject, f"not found: {message}", code=code, reason=reason)
-    return ApiError(subject, f"{message} (HTTP {code} {reason})", code=code, reason=reason)
+    return ApiError(
+        subject,
+        f"{message} (HTTP {code} {reason})",
+        code=code,
+        reason=reason,
+        server_message=message,
+    )
 
 
 def _invalid(subject: str, code: int, message: str, raw: list[Any]) -> InvalidError:

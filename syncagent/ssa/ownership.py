@@ -21,8 +21,9 @@ from typing import Any
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import ABSENT, Engine, Live, OnConflict
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.errors import DesiredObjectError, OwnershipError
+from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 from syncagent.ssa.paths import Field, Key
 
 _ADOPTION_SUBRESOURCES = ("status", "scale")
@@ -137,13 +138,11 @@ def with_references(obj: Mapping[str, Any], *items: Mapping[str, Any]) -> dict[s
 async def apply_controlled(
     engine: Engine,
     desired: Mapping[str, Any],
+    options: ApplyOptions,
     *,
-    manager: str,
     controller: OwnerRef,
     scheme: OwnershipScheme,
-    force: bool = True,
     live: Live = None,
-    on_conflict: OnConflict | None = None,
 ) -> list[ChangeSetEntry]:
     """Apply content to an object ``controller`` controls (or will, or may adopt).
 
@@ -151,9 +150,10 @@ async def apply_controlled(
     then the content apply without it, so that the content manager lets go of the reference
     in the same reconcile and the next reconcile writes nothing. Existing: refuse if someone
     else controls it or it is not adoptable; else the ownership apply first, then the content
-    apply, which never carries the reference. Returns the entries in write order; the first
-    entry of ``manager`` says what happened to the content. ``on_conflict`` goes to the content
-    apply of an existing object (see :meth:`Engine.apply`).
+    apply, which never carries the reference. ``options`` are the content applies' (the
+    ownership apply is always forced); their ``on_conflict`` goes to the content apply of an
+    existing object only. Returns the entries in write order; the first entry of
+    ``options.manager`` says what happened to the content.
     """
     if controller_of(desired) is not None:
         raise DesiredObjectError(
@@ -165,22 +165,19 @@ async def apply_controlled(
         # Create: the reference is on the object from its first write.
         content = await engine.apply(
             with_references(desired, controller.item(controller=True)),
-            manager=manager,
-            force=force,
+            options.but(on_conflict=None),
             live=ABSENT,
         )
         owned = await set_controller(
             engine, desired, controller=controller, scheme=scheme, live=content.object
         )
-        release = await engine.apply(desired, manager=manager, force=force, live=owned.object)
+        release = await engine.apply(desired, options.but(on_conflict=None), live=owned.object)
         return [content, owned, release]
     _check_may_control(ref_of(desired).subject, current, controller, scheme)
     owned = await set_controller(
         engine, desired, controller=controller, scheme=scheme, live=current
     )
-    content = await engine.apply(
-        desired, manager=manager, force=force, live=owned.object, on_conflict=on_conflict
-    )
+    content = await engine.apply(desired, options, live=owned.object)
     return [owned, content]
 
 
@@ -226,7 +223,9 @@ async def set_controller(
         new_holders = _holders(current, controller.uid)
     body = with_references(skeleton(obj), controller.item(controller=True))
     entry = await engine.apply(
-        body, manager=scheme.controller, force=True, live=ABSENT if current is None else current
+        body,
+        ApplyOptions(manager=scheme.controller, force=True),
+        live=ABSENT if current is None else current,
     )
     if scheme.owner(controller.uid) in new_holders:
         await join(engine, obj, owner=controller, scheme=scheme, live=entry.object)
@@ -244,7 +243,9 @@ async def _release_old_controller(
     if old is None:
         return live
     body = with_references(skeleton(obj), old.item(controller=False))
-    entry = await engine.apply(body, manager=scheme.owner(old.uid), force=True, live=live)
+    entry = await engine.apply(
+        body, ApplyOptions(manager=scheme.owner(old.uid), force=True), live=live
+    )
     return entry.object
 
 
@@ -291,7 +292,9 @@ async def join(
     controls = controller is not None and controller.uid == owner.uid
     body = with_references(skeleton(obj), owner.item(controller=controls))
     return await engine.apply(
-        body, manager=scheme.owner(owner.uid), live=ABSENT if current is None else current
+        body,
+        ApplyOptions(manager=scheme.owner(owner.uid)),
+        live=ABSENT if current is None else current,
     )
 
 
@@ -317,6 +320,6 @@ async def leave(
         )
     return await engine.apply(
         skeleton(obj),
-        manager=scheme.owner(owner_uid),
+        ApplyOptions(manager=scheme.owner(owner_uid)),
         live=ABSENT if current is None else current,
     )

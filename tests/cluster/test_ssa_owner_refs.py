@@ -11,6 +11,7 @@ from fieldmanagers import for_owner, ownership, services
 from syncagent.programs.ownership import SCHEME
 from syncagent.ssa import (
     ABSENT,
+    ApplyOptions,
     Engine,
     OwnerRef,
     OwnershipError,
@@ -31,7 +32,7 @@ REFS = (Field("metadata"), Field("ownerReferences"))
 
 
 async def owner(engine: Engine, namespace: str, name: str) -> OwnerRef:
-    entry = await engine.apply(configmap(namespace, name), manager="test-owners")
+    entry = await engine.apply(configmap(namespace, name), ApplyOptions(manager="test-owners"))
     return OwnerRef.of(entry.object)
 
 
@@ -68,7 +69,7 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
             created = await apply_controlled(
                 engine,
                 deployment(namespace),
-                manager=WORKLOADS,
+                ApplyOptions(manager=WORKLOADS, force=True),
                 controller=controller,
                 scheme=SCHEME,
             )
@@ -91,7 +92,11 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
     # The next reconcile is converged: no write at all.
     writes = engine.counter.writes
     again = await apply_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=controller, scheme=SCHEME
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=controller,
+        scheme=SCHEME,
     )
     assert [e.action for e in again] == ["unchanged", "unchanged"]
     assert engine.counter.writes == writes
@@ -103,7 +108,11 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
     a, b, c = [await owner(engine, namespace, n) for n in ("a", "b", "c")]
     desired = service(namespace)
     await apply_controlled(
-        engine, desired, manager=services.MANAGER.name, controller=a, scheme=SCHEME
+        engine,
+        desired,
+        ApplyOptions(manager=services.MANAGER.name, force=True),
+        controller=a,
+        scheme=SCHEME,
     )
     third_party = {
         "apiVersion": "v1",
@@ -114,7 +123,7 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
             "ownerReferences": [c.item(controller=False)],
         },
     }
-    await engine.apply(third_party, manager="third-party")
+    await engine.apply(third_party, ApplyOptions(manager="third-party"))
     writes = engine.counter.writes
     entry = await set_controller(engine, desired, controller=b, scheme=SCHEME)
     assert entry.action == "configured"
@@ -135,7 +144,7 @@ async def test_handoff_refused_while_content_still_holds_the_old_reference(async
     # reference, so an ownership apply alone could not remove it.
     await engine.apply(
         with_references(service(namespace), a.item(controller=True)),
-        manager=services.MANAGER.name,
+        ApplyOptions(manager=services.MANAGER.name),
         live=ABSENT,
     )
     await set_controller(engine, service(namespace), controller=a, scheme=SCHEME)
@@ -151,13 +160,15 @@ async def test_co_owners_keep_their_items_and_leave_exactly_their_own(async_clie
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
     # Owner A creates the shared Service and controls it; both owners write their own item.
-    await apply_controlled(engine, desired, manager=content, controller=a, scheme=SCHEME)
+    await apply_controlled(
+        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+    )
     await join(engine, desired, owner=a, scheme=SCHEME)
-    await engine.apply(desired, manager=content)
+    await engine.apply(desired, ApplyOptions(manager=content))
     await join(engine, desired, owner=b, scheme=SCHEME)
     # Each owner re-applies the same content and its own item: both items stay.
     for who in (a, b):
-        await engine.apply(desired, manager=content)
+        await engine.apply(desired, ApplyOptions(manager=content))
         entry = await join(engine, desired, owner=who, scheme=SCHEME)
         assert sorted(r["uid"] for r in refs_of(entry.object)) == sorted([a.uid, b.uid])
     live = await engine.get(desired)
@@ -177,9 +188,11 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
     a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
-    await apply_controlled(engine, desired, manager=content, controller=a, scheme=SCHEME)
+    await apply_controlled(
+        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+    )
     await join(engine, desired, owner=a, scheme=SCHEME)
-    await engine.apply(desired, manager=content)
+    await engine.apply(desired, ApplyOptions(manager=content))
     await join(engine, desired, owner=b, scheme=SCHEME)
     with pytest.raises(OwnershipError, match=r"^Service/.*: owner .* controls the object"):
         await leave(engine, desired, owner_uid=a.uid, scheme=SCHEME)
@@ -203,7 +216,11 @@ async def test_refuses_an_object_controlled_by_someone_else(async_client, namesp
     engine = Engine(async_client)
     a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
     await apply_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=a, scheme=SCHEME
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=a,
+        scheme=SCHEME,
     )
     live = await engine.get(deployment(namespace))
     writes = engine.counter.writes
@@ -213,7 +230,7 @@ async def test_refuses_an_object_controlled_by_someone_else(async_client, namesp
         await apply_controlled(
             engine,
             deployment(namespace, replicas=5),
-            manager=WORKLOADS,
+            ApplyOptions(manager=WORKLOADS, force=True),
             controller=b,
             scheme=SCHEME,
         )
@@ -229,7 +246,7 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
     a = await owner(engine, namespace, "a")
     # Our content apply happened without any reference, then a controller wrote status and a
     # finalizer bot added a finalizer.
-    await engine.apply(deployment(namespace), manager=WORKLOADS, live=ABSENT)
+    await engine.apply(deployment(namespace), ApplyOptions(manager=WORKLOADS), live=ABSENT)
     client.patch(
         Deployment,
         "web",
@@ -247,7 +264,12 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
     live = await engine.get(deployment(namespace))
     assert is_adoptable(live, scheme=SCHEME)
     entries = await apply_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=a, live=live, scheme=SCHEME
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=a,
+        live=live,
+        scheme=SCHEME,
     )
     assert [e.action for e in entries] == ["configured", "unchanged"]
     assert controller_of(entries[1].object) == a
@@ -264,9 +286,13 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
 async def test_not_adoptable_when_someone_else_wrote_content(async_client, client, namespace):
     engine = Engine(async_client)
     a = await owner(engine, namespace, "a")
-    await engine.apply(deployment(namespace), manager="helm", live=ABSENT)
+    await engine.apply(deployment(namespace), ApplyOptions(manager="helm"), live=ABSENT)
     with pytest.raises(OwnershipError, match=r"cannot adopt it: field manager 'helm'"):
         await apply_controlled(
-            engine, deployment(namespace), manager=WORKLOADS, controller=a, scheme=SCHEME
+            engine,
+            deployment(namespace),
+            ApplyOptions(manager=WORKLOADS, force=True),
+            controller=a,
+            scheme=SCHEME,
         )
     assert controller_of(await engine.get(deployment(namespace))) is None
