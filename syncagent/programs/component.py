@@ -24,7 +24,7 @@ from syncagent.programs.view import (
     controlled_by,
     environment,
 )
-from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     GraphLive,
     Rendered,
@@ -37,7 +37,7 @@ from syncagent.render import (
 from syncagent.render import labels as L
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dcd_name, dynamo_namespace
-from syncagent.ssa import SsaError
+from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,9 @@ from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, pathway_condition
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, being_deleted, controlled_by, environment
-from syncagent.programs.writes import owner_of
 from syncagent.render import generate_dcds, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
-from syncagent.ssa import OwnerRef, controller_of, leave
+from syncagent.ssa import OwnerRef, controller_of, leave, owner_of
 
 DCD = "DynamoComponentDeployment"
 PATHWAY = "Component"

@@ -33,7 +33,7 @@ from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import Obj, being_deleted, environment
-from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
     GraphLive,
@@ -66,7 +66,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.model import build
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest
+from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest, owner_of
 
 log = logging.getLogger(__name__)
 

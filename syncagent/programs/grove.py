@@ -20,7 +20,7 @@ from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.grove_readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.view import Obj, being_deleted, environment
-from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
     GraphLive,
@@ -46,7 +46,7 @@ from syncagent.render.grove import (
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import SsaError
+from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
 

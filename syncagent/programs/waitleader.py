@@ -11,8 +11,9 @@ from __future__ import annotations
 from syncagent.api import is_multinode_component
 from syncagent.programs.context import GraphContext
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
-from syncagent.programs.writes import Writer, owner_of
+from syncagent.programs.writes import Writer
 from syncagent.render.multinode import config_map_name, wait_leader_config_map
+from syncagent.ssa import owner_of
 
 KIND = "ConfigMap"
 

@@ -26,7 +26,7 @@ from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
 from syncagent.programs.view import environment as namespace_environment
-from syncagent.programs.writes import RefusedError, Writer, owner_of
+from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import (
     ComponentSource,
     Environment,
@@ -43,7 +43,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
-from syncagent.ssa import SsaError, controller_of
+from syncagent.ssa import SsaError, controller_of, owner_of
 
 log = logging.getLogger(__name__)
 RECONCILING = "Reconciling"

@@ -49,11 +49,6 @@ class RefusedError(Exception):
         self.message = message
 
 
-def owner_of(obj: Mapping[str, Any]) -> OwnerRef:
-    """The ownership reference to a live object (it must carry its UID)."""
-    return OwnerRef.of(obj)
-
-
 def refusal(kind: str, name: str, owner: OwnerRef, namespace: str) -> str:
     return (
         f"refusing to reconcile {kind} {name} because it is not controlled by "

@@ -13,10 +13,11 @@ detector), ``ownership`` (owner references), ``errors``, ``counter`` (requests b
 ``cache``, ``api`` and ``resources`` (raw HTTP).
 """
 
+from syncagent.kube.objects import ObjectRef, OwnerRef
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.changeset import Action, ChangeSetEntry
 from syncagent.ssa.counter import RequestCounter
-from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of
+from syncagent.ssa.desired import check_desired, digest, ref_of
 from syncagent.ssa.engine import ApplyAllError, Engine
 from syncagent.ssa.errors import (
     ApiError,
@@ -35,7 +36,6 @@ from syncagent.ssa.errors import (
 from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
 from syncagent.ssa.options import ABSENT, ApplyOptions, OnConflict
 from syncagent.ssa.ownership import (
-    OwnerRef,
     OwnershipScheme,
     adoption_blockers,
     apply_controlled,
@@ -43,6 +43,7 @@ from syncagent.ssa.ownership import (
     is_adoptable,
     join,
     leave,
+    owner_of,
     set_controller,
 )
 from syncagent.ssa.paths import FieldPath, readable, render
@@ -85,6 +86,7 @@ __all__ = [
     "is_adoptable",
     "join",
     "leave",
+    "owner_of",
     "readable",
     "ref_of",
     "render",

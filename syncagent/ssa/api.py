@@ -13,8 +13,8 @@ from typing import Any
 import httpx2
 import orjson
 
+from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.counter import http_client_of
-from syncagent.ssa.desired import ObjectRef
 from syncagent.ssa.errors import error_from_status
 from syncagent.ssa.resources import ResourceInfo, ResourceResolver
 

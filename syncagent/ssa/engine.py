@@ -21,12 +21,13 @@ from typing import Any
 
 import anyio
 
+from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.cache import CacheKey, ConvergenceCache
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
-from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of, without
+from syncagent.ssa.desired import check_desired, digest, ref_of, without
 from syncagent.ssa.errors import Conflict, ConflictError, DesiredObjectError, SsaError
 from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 

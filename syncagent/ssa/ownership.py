@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.kube.objects import Body, OwnerRef
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
@@ -51,49 +52,17 @@ class OwnershipScheme:
         return manager.startswith(self.ours_prefix)
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    """An owner, as its references name it."""
-
-    api_version: str
-    kind: str
-    name: str
-    uid: str
-
-    @classmethod
-    def of(cls, owner: Mapping[str, Any]) -> OwnerRef:
-        """The reference to a live owner object (which must carry its UID)."""
-        meta = owner.get("metadata") or {}
-        if not meta.get("uid"):
-            raise OwnershipError(ref_of(owner).subject, "an owner needs its UID; read it first")
-        return cls(owner["apiVersion"], owner["kind"], meta["name"], meta["uid"])
-
-    def item(self, *, controller: bool) -> dict[str, Any]:
-        """The ownerReferences item: the full controller item, or a plain owner item."""
-        item: dict[str, Any] = {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "name": self.name,
-            "uid": self.uid,
-        }
-        if controller:
-            item |= {"controller": True, "blockOwnerDeletion": True}
-        return item
-
-    def describe(self) -> str:
-        return f'{self.api_version}/{self.kind} "{self.name}"'
-
-
-def owner_references(live: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((live.get("metadata") or {}).get("ownerReferences") or [])
+def owner_of(owner: Mapping[str, Any]) -> OwnerRef:
+    """The reference to a live owner object (which must carry its UID)."""
+    view = Body(owner)
+    if not view.meta.uid:
+        raise OwnershipError(view.subject, "an owner needs its UID; read it first")
+    return OwnerRef(view.api_version, view.kind, view.meta.name, view.meta.uid)
 
 
 def controller_of(live: Mapping[str, Any]) -> OwnerRef | None:
     """Who controls a live object (the reference with ``controller: true``), if anyone."""
-    for item in owner_references(live):
-        if item.get("controller"):
-            return OwnerRef(item["apiVersion"], item["kind"], item["name"], item["uid"])
-    return None
+    return Body(live).controller
 
 
 def adoption_blockers(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> list[str]:
@@ -184,7 +153,7 @@ async def apply_controlled(
 def _check_may_control(
     subject: str, live: Mapping[str, Any], controller: OwnerRef, scheme: OwnershipScheme
 ) -> None:
-    if (live.get("metadata") or {}).get("deletionTimestamp"):
+    if Body(live).being_deleted:
         raise OwnershipError(subject, "is being deleted; treat it as absent and retry later")
     current = controller_of(live)
     if current is not None and current.uid != controller.uid:

@@ -21,6 +21,7 @@ from syncagent.ssa import (
     join,
     leave,
     managedfields,
+    owner_of,
     set_controller,
 )
 from syncagent.ssa.ownership import with_references
@@ -33,7 +34,7 @@ REFS = (Field("metadata"), Field("ownerReferences"))
 
 async def owner(engine: Engine, namespace: str, name: str) -> OwnerRef:
     entry = await engine.apply(configmap(namespace, name), ApplyOptions(manager="test-owners"))
-    return OwnerRef.of(entry.object)
+    return owner_of(entry.object)
 
 
 def holders(live: dict) -> set[str]:

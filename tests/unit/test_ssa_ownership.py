@@ -8,6 +8,7 @@ from syncagent.ssa.ownership import (
     controller_of,
     is_adoptable,
     old_controller_to_release,
+    owner_of,
     skeleton,
     with_references,
 )
@@ -52,11 +53,11 @@ def test_item_shapes():
 
 
 def test_of_needs_uid():
-    assert OwnerRef.of(
+    assert owner_of(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "uid": "u"}}
     ) == OwnerRef("v1", "ConfigMap", "a", "u")
     with pytest.raises(OwnershipError, match=r"^ConfigMap/ns/a: an owner needs its UID"):
-        OwnerRef.of(
+        owner_of(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}
         )
 
