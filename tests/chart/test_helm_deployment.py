@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 import yaml
-from test_helm_support import CHART, RELEASE_NS, container, one, render
 
 from syncagent.runtime.capabilities import Setting, capability_overrides
+from tests.chart.support.render import CHART, RELEASE_NS, container, one, render
 
 
 def render_values(values: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import pytest
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap
-from test_ssa_support import (
+
+from syncagent.ssa import ABSENT, Engine, PreconditionError
+from tests.cluster.support.objects import (
     configmap,
     deployment,
     disaggregatedset,
@@ -15,8 +17,6 @@ from test_ssa_support import (
     podcliqueset,
     service,
 )
-
-from syncagent.ssa import ABSENT, Engine, PreconditionError
 
 MANAGER = "syncagent/tests-content"
 
