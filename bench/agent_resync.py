@@ -20,20 +20,15 @@ from pathlib import Path
 from lightkube import Client, KubeConfig
 
 REPO = Path(__file__).resolve().parent.parent
-# The agent and cluster helpers of the cluster tests (subprocess agent, metrics parsing).
-sys.path.insert(0, str(REPO / "tests" / "cluster"))
-
-from test_agent_support import (  # noqa: E402
-    Kube,
-    component,
-    eventually,
-    graph,
-    ready_reason,
-    running_agent,
-    simulate_ready,
-)
+# The test support package (the agent subprocess, metrics parsing, raw API calls).
+sys.path.insert(0, str(REPO))
 
 from syncagent.devcluster import ControlPlane  # noqa: E402
+from tests.support.agent import running_agent  # noqa: E402
+from tests.support.fake_workloads import simulate_ready  # noqa: E402
+from tests.support.graphs import component, graph  # noqa: E402
+from tests.support.kube import Kube, ready_reason  # noqa: E402
+from tests.support.polling import eventually  # noqa: E402
 
 RECONCILE_VERBS = ("get", "patch", "create", "update", "delete")
 

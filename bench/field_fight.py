@@ -23,21 +23,16 @@ from pathlib import Path
 from lightkube import Client, KubeConfig
 
 REPO = Path(__file__).resolve().parent.parent
-# The agent, kubectl and cluster helpers of the cluster tests.
-sys.path.insert(0, str(REPO / "tests" / "cluster"))
-
-from test_agent_support import (  # noqa: E402
-    Kube,
-    become_ready,
-    component,
-    events_for,
-    eventually,
-    graph,
-    running_agent,
-)
-from test_kubectl_support import FieldWatch, Fighter, Kubectl  # noqa: E402
+# The test support package (the agent subprocess, kubectl, raw API calls): ``tests.support``.
+sys.path.insert(0, str(REPO))
 
 from syncagent.devcluster import ControlPlane, ensure_binaries  # noqa: E402
+from tests.support.agent import running_agent  # noqa: E402
+from tests.support.fake_workloads import become_ready  # noqa: E402
+from tests.support.graphs import component, graph  # noqa: E402
+from tests.support.kube import Kube, events_for  # noqa: E402
+from tests.support.kubectl import FieldWatch, Fighter, Kubectl  # noqa: E402
+from tests.support.polling import eventually  # noqa: E402
 
 NS, NAME, DEPLOYMENT = "bench", "ff", "ff-frontend"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-_NOT_TIERS = frozenset({"golden", "__pycache__"})
+_NOT_TIERS = frozenset({"golden", "support", "__pycache__"})
 
 
 def tier_of(nodeid: str) -> str | None:

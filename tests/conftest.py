@@ -1,7 +1,8 @@
 """Fixtures shared by every tier.
 
 Cluster tests (``tests/cluster/``) get a real control plane per LWS version, started lazily on
-first use and stopped when the session ends; each test gets its own namespace. The e2e tier
+first use and stopped when the session ends; each test gets its own namespace, an admin
+``client`` (``async_client``), ``kube`` (raw JSON requests) and the pinned ``kubectl``. The e2e tier
 (``tests/e2e/``) overrides ``control_plane`` with one simulated full cluster per session.
 ``ci_policy`` makes a run fail when it skipped anything or a tier it asked for executed no test.
 """
@@ -12,10 +13,8 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace
@@ -23,6 +22,9 @@ from lightkube.resources.core_v1 import Namespace
 from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
+from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
+from tests.support.kube import Kube
+from tests.support.kubectl import Kubectl
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_MANAGER = "syncagent-tests"
@@ -102,10 +104,14 @@ async def async_client(kubeconfig: KubeConfig) -> AsyncIterator[AsyncClient]:
 
 
 @pytest.fixture
-def kubectl(control_plane: ControlPlane, namespace: str) -> Any:
-    """The pinned ``kubectl`` (built with the control plane), bound to the test's namespace."""
-    from tests.cluster.test_kubectl_support import Kubectl
+def kube(client: Client) -> Kube:
+    """Raw JSON requests on the test's control plane, through ``client``'s connection."""
+    return Kube(client)
 
+
+@pytest.fixture
+def kubectl(control_plane: ControlPlane, namespace: str) -> Kubectl:
+    """The pinned ``kubectl`` (built with the control plane), bound to the test's namespace."""
     return Kubectl(ensure_binaries().kubectl, control_plane.kubeconfig, namespace)
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_helm_support import CHART, REPO, objects, render
+
+from tests.chart.support.render import CHART, REPO, objects, render
 
 SOURCE = REPO / "crds"
 COPY = CHART / "files" / "crds"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 import yaml
-from test_helm_support import CHART, RELEASE_NS, helm_with_values, render, render_error
 
 import syncagent
+from tests.chart.support.render import CHART, RELEASE_NS, helm_with_values, render, render_error
 
 VALUE_SETS: dict[str, dict[str, Any]] = {
     "defaults": {},

@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_helm_support import (
+
+import fieldmanagers
+from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
+from syncagent.runtime.leader import LeaseConfig
+from tests.chart.support.render import (
     RELEASE_NS,
     Rules,
     cluster_wide_rules,
@@ -14,10 +18,6 @@ from test_helm_support import (
     one,
     render,
 )
-
-import fieldmanagers
-from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
-from syncagent.runtime.leader import LeaseConfig
 
 SA = "r1-syncagent"
 READ = ("get", "list", "watch")

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_agent_support import (
-    Kube,
-    component,
-    condition,
-    events_for,
-    eventually,
-    example_graph,
-    graph,
-    ready_reason,
-    running_agent,
-    simulate_ready,
-)
+from tests.support.agent import running_agent
+from tests.support.fake_workloads import simulate_ready
+from tests.support.graphs import component, example_graph, graph
+from tests.support.kube import Kube, condition, events_for, ready_reason
+from tests.support.polling import eventually
 
 DEADLINE = 60.0
 DGD = "DynamoGraphDeployment"
@@ -53,8 +46,7 @@ def _controller(obj: dict[str, Any]) -> dict[str, Any]:
     return refs[0]
 
 
-def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, client, namespace):
-    kube = Kube(client)
+def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(
@@ -121,8 +113,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
         assert condition(dcd, "DynamoComponentReady")["reason"] == "ComponentReady"
 
 
-def test_editing_one_component_changes_only_its_objects(control_plane, client, namespace):
-    kube = Kube(client)
+def test_editing_one_component_changes_only_its_objects(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         _converged_ready(kube, namespace, "demo")
@@ -166,8 +157,7 @@ def test_editing_one_component_changes_only_its_objects(control_plane, client, n
         assert delta("serviceaccounts") + delta("roles") + delta("rolebindings") == 0
 
 
-def test_removing_a_component_deletes_its_dcd_and_workloads_only(control_plane, client, namespace):
-    kube = Kube(client)
+def test_removing_a_component_deletes_its_dcd_and_workloads_only(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         _converged_ready(kube, namespace, "demo")
@@ -204,9 +194,8 @@ def test_removing_a_component_deletes_its_dcd_and_workloads_only(control_plane, 
 
 
 def test_graph_without_main_container_fails_validation_and_deletes_nothing(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     kube.create(
         graph(namespace, "bad", [component("frontend", "frontend"), component("decode", "decode")])
     )
@@ -256,8 +245,7 @@ def test_graph_without_main_container_fails_validation_and_deletes_nothing(
         assert len(events_for(kube, namespace, "bad", "ValidationFailed")) == 1
 
 
-def test_foreign_metadata_survives_reconciles(control_plane, client, namespace):
-    kube = Kube(client)
+def test_foreign_metadata_survives_reconciles(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     keeper = kube.create(
         {
@@ -309,8 +297,7 @@ def test_foreign_metadata_survives_reconciles(control_plane, client, namespace):
             assert _controller({"metadata": meta})["kind"] == DCD
 
 
-def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, client, namespace):
-    kube = Kube(client)
+def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, kube, namespace):
     kube.create(example_graph(namespace, "gone"))
     kube.create(graph(namespace, "stays", [component("frontend", "frontend")]))
     kube.create(
@@ -376,8 +363,7 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
             assert names <= _names(kube, kind, namespace), kind
 
 
-def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, client, namespace):
-    kube = Kube(client)
+def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, kube, namespace):
     model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
     for name in ("x", "y"):
         kube.create(graph(namespace, name, [component("decode", "decode", **model)]))

@@ -7,15 +7,11 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from test_agent_support import (
-    FaultProxy,
-    Kube,
-    component,
-    eventually,
-    graph,
-    kubeconfig_via,
-    running_agent,
-)
+from tests.support.agent import kubeconfig_via, running_agent
+from tests.support.faults import FaultProxy
+from tests.support.graphs import component, graph
+from tests.support.kube import Kube
+from tests.support.polling import eventually
 
 DEADLINE = 60.0
 LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
@@ -43,8 +39,7 @@ def _set_replicas(kube: Kube, ns: str, graph_name: str, replicas: int) -> None:
     kube.edit_graph(ns, graph_name, change)
 
 
-def test_two_agents_exactly_one_writes_and_the_other_takes_over(control_plane, client, namespace):
-    kube = Kube(client)
+def test_two_agents_exactly_one_writes_and_the_other_takes_over(control_plane, kube, namespace):
     kube.create(graph(namespace, "ha", [component("frontend", "frontend")]))
     args = _lease_args(namespace)
     with running_agent(
@@ -85,8 +80,7 @@ def test_two_agents_exactly_one_writes_and_the_other_takes_over(control_plane, c
             assert took <= LEASE + RETRY
 
 
-def test_agent_recovers_from_a_10s_api_outage_without_restart(control_plane, client, namespace):
-    kube = Kube(client)
+def test_agent_recovers_from_a_10s_api_outage_without_restart(control_plane, kube, namespace):
     kube.create(graph(namespace, "outage", [component("frontend", "frontend")]))
     server = urlsplit(control_plane.server)
     proxy = FaultProxy((server.hostname, server.port))

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.cluster.test_agent_support import (
-    Kube,
-    component,
-    eventually,
-    graph,
-    running_agent,
-    simulate_ready,
-)
+from tests.support.agent import running_agent
+from tests.support.fake_workloads import simulate_ready
+from tests.support.graphs import component, graph
+from tests.support.kube import Kube
+from tests.support.polling import eventually
 
 RESTART_AT = "nvidia.com/restartAt"
 DEADLINE = 60
@@ -46,8 +43,7 @@ def _ready(kube: Kube, ns: str) -> bool:
     return (dgd.get("status") or {}).get("state") == "successful"
 
 
-def test_sequential_restart_rolls_one_component_at_a_time(client, namespace, control_plane):
-    kube = Kube(client)
+def test_sequential_restart_rolls_one_component_at_a_time(kube, namespace, control_plane):
     kube.create(
         graph(namespace, "rs", [component("Frontend", "frontend"), component("decode", "decode")])
     )

@@ -3,16 +3,11 @@ as the agent's own request counters on /metrics show. Figures: ``bench/agent_res
 
 from __future__ import annotations
 
-from test_agent_support import (
-    Agent,
-    Kube,
-    component,
-    eventually,
-    graph,
-    ready_reason,
-    running_agent,
-    simulate_ready,
-)
+from tests.support.agent import Agent, running_agent
+from tests.support.fake_workloads import simulate_ready
+from tests.support.graphs import component, graph
+from tests.support.kube import ready_reason
+from tests.support.polling import eventually
 
 GRAPHS = 50
 RESYNC = 4.0
@@ -42,8 +37,7 @@ def reconcile_requests(m) -> float:
     )
 
 
-def test_full_resync_of_50_converged_graphs_costs_no_writes(control_plane, client, namespace):
-    kube = Kube(client)
+def test_full_resync_of_50_converged_graphs_costs_no_writes(control_plane, kube, namespace):
     for i in range(GRAPHS):
         kube.create(
             graph(

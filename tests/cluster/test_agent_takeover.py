@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_agent_support import (
-    Kube,
-    component,
-    eventually,
-    graph,
-    running_agent,
-)
+from tests.support.agent import running_agent
+from tests.support.graphs import component, graph
+from tests.support.polling import eventually
 
 UPSTREAM = "manager"
 DEADLINE = 60.0
@@ -35,8 +31,7 @@ def _entry(obj: dict[str, Any], manager: str, subresource: str = "") -> dict[str
     return None
 
 
-def test_agent_takes_over_fields_the_upstream_operator_wrote(client, namespace, control_plane):
-    kube = Kube(client)
+def test_agent_takes_over_fields_the_upstream_operator_wrote(kube, namespace, control_plane):
     kube.create(graph(namespace, "legacy", [component("Frontend", "frontend")]))
 
     def deployment() -> dict[str, Any] | None:
@@ -88,9 +83,8 @@ def test_agent_takes_over_fields_the_upstream_operator_wrote(client, namespace, 
     assert UPSTREAM not in _managers(dcd)
 
 
-def test_lws_status_written_by_manager_survives_our_reconciles(client, namespace, control_plane):
+def test_lws_status_written_by_manager_survives_our_reconciles(kube, namespace, control_plane):
     """The LWS controller writes LWS status as ``manager`` (an Update on /status)."""
-    kube = Kube(client)
     kube.create(graph(namespace, "mn", [component("decode", "decode", multinode=True)]))
     name = "mn-decode-0"
     status = {

@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from syncagent.cli.main import main
-from tests.cluster.test_agent_support import Kube
+from tests.support.kube import Kube
 
 
 def _apply(kube: Kube, ns: str, manager: str, labels: dict[str, str]) -> None:
@@ -26,9 +26,8 @@ def _apply(kube: Kube, ns: str, manager: str, labels: dict[str, str]) -> None:
 
 
 def test_owners_and_co_owners(
-    control_plane, namespace: str, client, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube = Kube(client)
     _apply(kube, namespace, "team-a", {"shared": "1", "a": "1"})
     _apply(kube, namespace, "team-b", {"shared": "1"})
     argv = ["blame", "svc/web", "-n", namespace, "--kubeconfig", str(control_plane.kubeconfig)]

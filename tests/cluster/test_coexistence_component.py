@@ -11,25 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_agent_support import (
-    Kube,
-    become_ready,
-    component,
-    events_for,
-    eventually,
-    graph,
-    running_agent,
-    simulate_ready,
-)
-from test_coexistence_support import (
+from syncagent.ssa import blame
+from tests.cluster.support.coexistence import (
     Target,
     add_foreign_metadata,
     check_foreign_metadata,
     keeper,
     labels_of,
 )
-
-from syncagent.ssa import blame
+from tests.support.agent import running_agent
+from tests.support.fake_workloads import become_ready, simulate_ready
+from tests.support.graphs import component, graph
+from tests.support.kube import Kube, events_for
+from tests.support.polling import eventually
 
 DEADLINE = 60.0
 MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
@@ -51,9 +45,8 @@ def _owners(kube: Kube, ns: str, name: str) -> set[str]:
 
 
 def test_kubectl_labels_annotations_and_owners_survive_rewrites(
-    control_plane, client, namespace, kubectl
+    control_plane, kube, namespace, kubectl
 ):
-    kube = Kube(client)
     owner = keeper(kube, namespace)
     kube.create(graph(namespace, "co", _components(**MODEL)))
     rewritten = [
@@ -104,8 +97,7 @@ def test_kubectl_labels_annotations_and_owners_survive_rewrites(
         )
 
 
-def test_kubectl_hand_edits_of_our_fields_are_put_back(control_plane, client, namespace, kubectl):
-    kube = Kube(client)
+def test_kubectl_hand_edits_of_our_fields_are_put_back(control_plane, kube, namespace, kubectl):
     kube.create(graph(namespace, "he", _components(**MODEL)))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         become_ready(kube, namespace, "he")

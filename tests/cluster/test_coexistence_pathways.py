@@ -7,35 +7,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fake_ds_controller import FakeDsController
-from test_agent_support import Kube, component, running_agent
-from test_coexistence_support import (
+from tests.cluster.support.coexistence import (
     Target,
     add_foreign_metadata,
     check_foreign_metadata,
     keeper,
     labels_of,
 )
-from test_ds_harness import (
-    DS,
-    ENABLE_DS,
-    ENABLE_GROVE,
-    ds_components,
-    ds_graph,
-    ready_reason,
-    simulate_dcd_ready,
-    until,
-)
-from test_grove_agent import GROVE_AUTO, PCS, simulate_grove
-from test_kubectl_support import Kubectl
+from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, component, ds_components, ds_graph
+from tests.support.kube import DS, Kube, ready_reason
+from tests.support.kubectl import Kubectl
+from tests.support.polling import eventually
 
 MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 
 
 def _ready(kube: Kube, ns: str, name: str, step: Callable[[], None]) -> None:
-    until(
+    eventually(
         lambda: ready_reason(kube, ns, name) == "all_resources_are_ready",
+        deadline=DEADLINE,
         step=step,
         what=f"{name} Ready",
     )
@@ -51,16 +46,16 @@ def _survive_a_rewrite(
     marked = [*targets, Target("Service", MODEL_SERVICE)]
     add_foreign_metadata(kubectl, marked, owner)
     kube.edit_graph(ns, name, lambda g: g["spec"].update(labels={"release": "r2"}))
-    until(
+    eventually(
         lambda: all(labels_of(kube, ns, t).get("release") == "r2" for t in targets),
+        deadline=DEADLINE,
         step=step,
         what=f"the agent to rewrite {', '.join(map(str, targets))}",
     )
     check_foreign_metadata(kube, ns, marked, owner["metadata"]["uid"])
 
 
-def test_ds_pathway_keeps_foreign_metadata(control_plane, client, namespace, kubectl):
-    kube = Kube(client)
+def test_ds_pathway_keeps_foreign_metadata(control_plane, kube, namespace, kubectl):
     kube.create(ds_graph(namespace, "dc", ds_components(**MODEL), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
 
@@ -74,8 +69,7 @@ def test_ds_pathway_keeps_foreign_metadata(control_plane, client, namespace, kub
         _survive_a_rewrite(kube, kubectl, "dc", targets, step)
 
 
-def test_grove_pathway_keeps_foreign_metadata(control_plane, client, namespace, kubectl):
-    kube = Kube(client)
+def test_grove_pathway_keeps_foreign_metadata(control_plane, kube, namespace, kubectl):
     components = [
         component("frontend", "frontend"),
         component("decode", "decode", multinode=True, **MODEL),

@@ -8,7 +8,9 @@ import pytest
 
 from syncagent.cli.main import main
 from syncagent.render.naming import dcd_name
-from tests.cluster.test_agent_support import Kube, component, eventually, graph, running_agent
+from tests.support.agent import running_agent
+from tests.support.graphs import component, graph
+from tests.support.polling import eventually
 
 CAPS = ["--capability", "grove=false"]
 
@@ -21,9 +23,9 @@ def _conflicts(kubeconfig, namespace: str, name: str, capsys) -> tuple[int, dict
 
 
 def test_field_changed_by_another_manager(
-    control_plane, namespace: str, client, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     kube.create(graph(namespace, "c", [component("frontend", "frontend")]))
     deployment = dcd_name("c", "frontend")
     with running_agent(kc, namespace=namespace):

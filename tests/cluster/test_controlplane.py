@@ -7,8 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,19 +16,11 @@ from lightkube.models.meta_v1 import ObjectMeta, OwnerReference
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 from syncagent.devcluster import ControlPlane, versions
+from tests.support.polling import eventually
 
 DisaggregatedSet = create_namespaced_resource(
     "disaggregatedset.x-k8s.io", "v1", "DisaggregatedSet", "disaggregatedsets"
 )
-
-
-def poll(check: Callable[[], bool], *, deadline: float = 60.0, what: str) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {deadline}s waiting for {what}")
 
 
 def role(name: str, *, replicas: int | None = None) -> dict:
@@ -137,15 +127,21 @@ def test_deleting_an_owner_cascades_to_its_dependents(client: Client, namespace:
         )
     client.delete(ConfigMap, "owner", namespace=namespace)
     client.delete(DisaggregatedSet, "cr-owner", namespace=namespace)
-    poll(lambda: _gone(client, "dep-of-configmap", namespace), what="GC of dep-of-configmap")
-    poll(lambda: _gone(client, "dep-of-ds", namespace), what="GC of dep-of-ds")
+    eventually(
+        lambda: _gone(client, "dep-of-configmap", namespace),
+        deadline=60.0,
+        what="GC of dep-of-configmap",
+    )
+    eventually(lambda: _gone(client, "dep-of-ds", namespace), deadline=60.0, what="GC of dep-of-ds")
 
 
 def test_namespaces_finish_deleting(client: Client) -> None:
     client.create(Namespace(metadata=ObjectMeta(name="finishes-deleting")))
     client.create(ConfigMap(metadata=ObjectMeta(name="x")), namespace="finishes-deleting")
     client.delete(Namespace, "finishes-deleting")
-    poll(lambda: _ns_gone(client, "finishes-deleting"), what="namespace deletion")
+    eventually(
+        lambda: _ns_gone(client, "finishes-deleting"), deadline=60.0, what="namespace deletion"
+    )
 
 
 def _gone(client: Client, name: str, namespace: str) -> bool:
@@ -186,7 +182,11 @@ def test_interrupted_run_leaves_no_process_behind(sig: signal.Signals, tmp_path:
     assert all(_running(pid) for pid in pids)
     proc.send_signal(sig)
     proc.wait(timeout=60)
-    poll(lambda: not any(_running(pid) for pid in pids), what=f"children gone after {sig.name}")
+    eventually(
+        lambda: not any(_running(pid) for pid in pids),
+        deadline=60.0,
+        what=f"children gone after {sig.name}",
+    )
 
 
 def _running(pid: int) -> bool:

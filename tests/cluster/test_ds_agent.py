@@ -6,30 +6,24 @@
 from __future__ import annotations
 
 import pytest
-from fake_ds_controller import FakeDsController
-from test_agent_support import (
-    Kube,
-    component,
-    condition,
-    events_for,
-    eventually,
-    running_agent,
-)
-from test_ds_harness import (
+
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, component, ds_components, ds_graph
+from tests.support.kube import (
     DCD,
-    DEADLINE,
     DGD,
     DS,
-    ENABLE_DS,
     LWS,
+    Kube,
+    condition,
     controller,
-    ds_components,
-    ds_graph,
+    events_for,
     names,
     ready_reason,
-    simulate_dcd_ready,
-    until,
 )
+from tests.support.polling import eventually
 
 SLICE = "disaggregatedset.x-k8s.io/slice"
 
@@ -46,22 +40,20 @@ def _dgd_reconciles(agent) -> float:
     return agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
 
 
-def test_happy_path_one_ds_two_roles_frontend_dcd_then_no_writes(control_plane, client, namespace):
-    _happy_path(control_plane, client, namespace, v010=False)
+def test_happy_path_one_ds_two_roles_frontend_dcd_then_no_writes(control_plane, kube, namespace):
+    _happy_path(control_plane, kube, namespace, v010=False)
 
 
 @pytest.mark.lws("v0.10.0")
-def test_happy_path_on_v010_converges_with_server_defaults(control_plane, client, namespace):
-    _happy_path(control_plane, client, namespace, v010=True)
-    kube = Kube(client)
+def test_happy_path_on_v010_converges_with_server_defaults(control_plane, kube, namespace):
+    _happy_path(control_plane, kube, namespace, v010=True)
     assert kube.get(DS, namespace, "vllm-disagg")["spec"]["slices"] == 1  # never sent by us
     children = [c for c in kube.list(LWS, namespace) if controller(c).get("kind") == DS]
     assert len(children) == 2
     assert all(c["metadata"]["labels"][SLICE] == "0" for c in children)
 
 
-def _happy_path(control_plane, client, namespace, *, v010: bool) -> None:
-    kube = Kube(client)
+def _happy_path(control_plane, kube: Kube, namespace, *, v010: bool) -> None:
     kube.create(ds_graph(namespace, "vllm-disagg", ds_components(), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace, v010=v010)
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
@@ -81,8 +73,9 @@ def _happy_path(control_plane, client, namespace, *, v010: bool) -> None:
             assert len(role["metadata"]["annotations"]["nvidia.com/dynamo-ds-template-hash"]) == 16
         graph = kube.get(DGD, namespace, "vllm-disagg")
         assert controller(ds)["uid"] == graph["metadata"]["uid"]
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "vllm-disagg") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the DS graph to become Ready",
         )
@@ -112,16 +105,14 @@ def _happy_path(control_plane, client, namespace, *, v010: bool) -> None:
         assert agent.scrape().writes() == writes
 
 
-def test_readiness_needs_target_children_ready_and_drained_old_ones(
-    control_plane, client, namespace
-):
-    kube = Kube(client)
+def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "rd", ds_components(), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     fake.ready = False
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: len(names(kube, LWS, namespace)) == 2,
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="two children",
         )
@@ -141,11 +132,12 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(
             },
             sub="status",
         )
-        until(
+        eventually(
             lambda: (
                 "replicas not ready"
                 in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="not ready from the children",
         )
@@ -155,8 +147,9 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(
             in message
         )
         fake.ready = True
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "rd") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="Ready once the children are",
         )
@@ -164,40 +157,43 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(
         # a template change: new children appear; old ones must drain before Ready again
         fake.ready = False
         kube.edit_graph(namespace, "rd", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
-        until(
+        eventually(
             lambda: len(names(kube, LWS, namespace)) == 4,
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="new-revision children",
         )
-        until(
+        eventually(
             lambda: (
                 "has not scaled to zero"
                 in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
                 or "replicas not ready"
                 in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="not ready during the rollout",
         )
         assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
         fake.ready = True
-        until(
+        eventually(
             lambda: (
                 ready_reason(kube, namespace, "rd") == "all_resources_are_ready"
                 and not (names(kube, LWS, namespace) & old_children)
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="Ready after the old revision drained",
         )
 
 
-def test_foreign_metadata_on_ds_and_services_survives(control_plane, client, namespace):
-    kube = Kube(client)
+def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "fm", ds_components(), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "fm") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="Ready",
         )
@@ -229,11 +225,12 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, client, nam
             )
         before = _dgd_reconciles(agent)
         kube.edit_graph(namespace, "fm", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
-        until(
+        eventually(
             lambda: (
                 _dgd_reconciles(agent) > before + 1
                 and ready_reason(kube, namespace, "fm") == "all_resources_are_ready"
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="reconciles after a graph change",
         )
@@ -247,9 +244,8 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, client, nam
 
 
 def test_ds_and_service_controlled_by_someone_else_are_left_untouched(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     cm = kube.request(
         "POST",
         f"/api/v1/namespaces/{namespace}/configmaps",
@@ -335,10 +331,9 @@ def _minimal_roles() -> list[dict]:
     return [role("a"), role("b")]
 
 
-def test_shared_model_service_is_co_owned_then_left(control_plane, client, namespace):
+def test_shared_model_service_is_co_owned_then_left(control_plane, kube, namespace):
     """disaggregatedset.md §5 examples 5 and 6: another graph's DCD controls the model Service;
     the DS graph adds only its own item, and removes only that item when it stops using it."""
-    kube = Kube(client)
     model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
     other = ds_graph(namespace, "other", [component("decode", "decode", **model)])
     kube.create(other)
@@ -377,10 +372,11 @@ def test_shared_model_service_is_co_owned_then_left(control_plane, client, names
 
         fake = FakeDsController(kube, namespace)
         kube.edit_graph(namespace, "mine", drop_model)
-        until(
+        eventually(
             lambda: (
                 ready_reason(kube, namespace, "mine") == "all_resources_are_ready" and not joined()
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the graph to leave the model Service",
         )

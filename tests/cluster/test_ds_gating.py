@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from fake_ds_controller import FakeDsController
-from test_agent_support import Kube, running_agent
-from test_ds_harness import (
-    DCD,
-    DGD,
-    DS,
-    ENABLE_DS,
-    LWS,
-    ds_components,
-    ds_graph,
-    names,
-    ready_reason,
-    simulate_dcd_ready,
-    until,
-)
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.kube import DCD, DGD, DS, LWS, Kube, names, ready_reason
+from tests.support.polling import eventually
 
 G = "gated"
 RESTART_AT = "nvidia.com/restartAt"
@@ -46,16 +37,16 @@ def _roles(kube: Kube, ns: str) -> list[dict]:
     return (kube.get(DS, ns, G) or {}).get("spec", {}).get("roles", [])
 
 
-def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, client, namespace):
-    kube = Kube(client)
+def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, G, _checkpointed()))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: (
                 {f"{G}-decode", f"{G}-prefill"} <= names(kube, DCD, namespace)
                 and ready_reason(kube, namespace, G) == "waiting_for_checkpoint"
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the Component graph waiting for its checkpoint",
         )
@@ -64,14 +55,16 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, client, 
             G,
             lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
         )
-        until(
+        eventually(
             lambda: len(_roles(kube, namespace)) == 2,
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the DS",
         )
         assert [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [0, 0]
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, G) == "waiting_for_checkpoint",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="pending on the checkpoint",
         )
@@ -90,31 +83,31 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, client, 
         kube.merge(
             "DynamoCheckpoint", namespace, "ck1", {"status": {"phase": "Ready"}}, sub="status"
         )
-        until(
+        eventually(
             lambda: [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [1, 1],
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="both roles at 1 once the checkpoint is ready",
         )
-        until(
+        eventually(
             lambda: (
                 ready_reason(kube, namespace, G) == "all_resources_are_ready"
                 and names(kube, DCD, namespace) == {f"{G}-frontend"}
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="cutover once the children are ready",
         )
 
 
-def test_sequential_restart_annotates_both_roles_once_and_completes(
-    control_plane, client, namespace
-):
-    kube = Kube(client)
+def test_sequential_restart_annotates_both_roles_once_and_completes(control_plane, kube, namespace):
     # only the two roles: the order must list every component (api.md V13)
     kube.create(ds_graph(namespace, G, ds_components()[1:], **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="Ready",
         )
@@ -137,13 +130,19 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(
             st = (kube.get(DGD, namespace, G) or {}).get("status", {}).get("restart")
             return st == {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]}
 
-        until(restarting, step=_step(kube, namespace, fake), what="Restarting [prefill]")
+        eventually(
+            restarting,
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="Restarting [prefill]",
+        )
         for role in _roles(kube, namespace):
             lwt = role["spec"]["leaderWorkerTemplate"]
             assert lwt["leaderTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
             assert lwt["workerTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
-        until(
+        eventually(
             lambda: len(set(fake.created) - before) == 2,
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="one new revision for both roles",
         )
@@ -153,13 +152,16 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(
             st = (kube.get(DGD, namespace, G) or {}).get("status", {}).get("restart") or {}
             return st.get("phase") == "Completed"
 
-        until(completed, step=_step(kube, namespace, fake), what="Completed")
+        eventually(
+            completed, deadline=DEADLINE, step=_step(kube, namespace, fake), what="Completed"
+        )
         st = kube.get(DGD, namespace, G)["status"]["restart"]
         assert st == {"observedID": "r1", "phase": "Completed", "inProgress": []}
         # exactly one new revision was rolled: two new children in total, no second step
         assert len(set(fake.created) - before) == 2
-        until(
+        eventually(
             lambda: len(names(kube, LWS, namespace)) == 2,
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the old revision removed",
         )

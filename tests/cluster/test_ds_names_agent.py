@@ -4,21 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from fake_ds_controller import FakeDsController
-from test_agent_support import Kube, component, condition, eventually, running_agent
-from test_ds_harness import (
-    DCD,
-    DEADLINE,
-    DGD,
-    DS,
-    ENABLE_DS,
-    ENABLE_GROVE,
-    LWS,
-    ds_graph,
-    names,
-    ready_reason,
-    until,
-)
+
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE
+from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, component, ds_graph
+from tests.support.kube import DCD, DGD, DS, LWS, Kube, condition, names, ready_reason
+from tests.support.polling import eventually
 
 LONG = "a" * 20 + "-" + "b" * 34  # 55 characters
 # worker StatefulSet revision label: <lws>-<group index <= 2147483647>-<hash <= 10>
@@ -33,13 +25,13 @@ def _long_graph(ns: str) -> dict:
     return ds_graph(ns, LONG, roles, **{ENABLE_DS: "true"})
 
 
-def _check_names(control_plane, client, namespace, *, v010: bool) -> None:
-    kube = Kube(client)
+def _check_names(control_plane, kube: Kube, namespace, *, v010: bool) -> None:
     kube.create(_long_graph(namespace))
     fake = FakeDsController(kube, namespace, v010=v010)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, LONG) == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=fake.sync,
             what="the long-named graph to be Ready",
         )
@@ -56,18 +48,17 @@ def _check_names(control_plane, client, namespace, *, v010: bool) -> None:
         assert len(graph["metadata"]["name"]) == 55
 
 
-def test_long_graph_names_fit_v09(control_plane, client, namespace):
-    _check_names(control_plane, client, namespace, v010=False)
+def test_long_graph_names_fit_v09(control_plane, kube, namespace):
+    _check_names(control_plane, kube, namespace, v010=False)
 
 
 @pytest.mark.lws("v0.10.0")
-def test_long_graph_names_fit_v010(control_plane, client, namespace):
+def test_long_graph_names_fit_v010(control_plane, kube, namespace):
     assert control_plane.lws_version == "v0.10.0"
-    _check_names(control_plane, client, namespace, v010=True)
+    _check_names(control_plane, kube, namespace, v010=True)
 
 
-def test_eleven_roles_fail_eligibility_and_nothing_is_deleted(control_plane, client, namespace):
-    kube = Kube(client)
+def test_eleven_roles_fail_eligibility_and_nothing_is_deleted(control_plane, kube, namespace):
     roles = [component(f"p{i}", "prefill", multinode=True) for i in range(11)]
     kube.create(ds_graph(namespace, "eleven", roles, **{ENABLE_GROVE: "false"}))
     with running_agent(control_plane.kubeconfig, namespace=namespace):

@@ -12,18 +12,14 @@ import time
 from typing import Any
 
 import orjson
-from test_agent_support import (
-    Kube,
-    become_ready,
-    component,
-    events_for,
-    eventually,
-    graph,
-    running_agent,
-)
-from test_kubectl_support import FieldWatch, Fighter
 
 from syncagent.ssa import blame
+from tests.support.agent import running_agent
+from tests.support.fake_workloads import become_ready
+from tests.support.graphs import component, graph
+from tests.support.kube import Kube, events_for
+from tests.support.kubectl import FieldWatch, Fighter
+from tests.support.polling import eventually
 
 DEADLINE = 60.0
 FIGHTER = "hpa-like"
@@ -70,9 +66,8 @@ def _conflicts_json(kubeconfig: Any, ns: str, name: str) -> dict[str, Any]:
 
 
 def test_a_second_manager_forcing_replicas_is_named_once_and_left_alone(
-    control_plane, client, namespace, kubectl
+    control_plane, kube, namespace, kubectl
 ):
-    kube = Kube(client)
     kube.create(graph(namespace, "ff", [component("Frontend", "frontend")]))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         become_ready(kube, namespace, "ff")
@@ -121,9 +116,8 @@ def test_a_second_manager_forcing_replicas_is_named_once_and_left_alone(
 
 
 def test_after_the_backoff_the_field_is_taken_back_and_a_continued_fight_doubles_it(
-    control_plane, client, namespace, kubectl
+    control_plane, kube, namespace, kubectl
 ):
-    kube = Kube(client)
     kube.create(graph(namespace, "fb", [component("Frontend", "frontend")]))
     flags = ("--fight-backoff", "5s", "--fight-max-backoff", "10s")
     with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):

@@ -5,91 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_ds_controller import FakeDsController
-from test_agent_support import (
-    ApiFailure,
-    Kube,
-    component,
-    condition,
-    events_for,
-    eventually,
-    running_agent,
-)
-from test_ds_harness import (
+from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, component, ds_components, ds_graph
+from tests.support.kube import (
     DCD,
-    DEADLINE,
     DGD,
     DS,
-    ENABLE_DS,
-    ENABLE_GROVE,
+    Kube,
+    condition,
     controller,
-    ds_components,
-    ds_graph,
+    events_for,
     names,
     ready_reason,
-    simulate_dcd_ready,
-    until,
 )
-
-PCS = "PodCliqueSet"
-GROVE_AUTO = ("--capability", "grove=auto")
+from tests.support.polling import eventually
 
 
 def _grove_components() -> list[dict[str, Any]]:
     return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
-
-
-def simulate_grove(kube: Kube, ns: str) -> None:
-    """Status on every PCS, and ready children for each of its cliques / scaling groups."""
-    for pcs in kube.list(PCS, ns):
-        meta, template = pcs["metadata"], pcs["spec"]["template"]
-        grouped = {n for g in template.get("podCliqueScalingGroups", []) for n in g["cliqueNames"]}
-        for clique in template["cliques"]:
-            if clique["name"] not in grouped:
-                _child(kube, ns, "PodClique", f"{meta['name']}-0-{clique['name']}", clique)
-        for group in template.get("podCliqueScalingGroups", []):
-            _child(kube, ns, "PodCliqueScalingGroup", f"{meta['name']}-0-{group['name']}", group)
-        status = {
-            "observedGeneration": meta["generation"],
-            "replicas": 1,
-            "availableReplicas": 1,
-            "updatedReplicas": 1,
-        }
-        if any((pcs.get("status") or {}).get(k) != v for k, v in status.items()):
-            kube.merge(
-                PCS, ns, meta["name"], {"status": status}, sub="status", manager="fake-grove"
-            )
-
-
-def _child(kube: Kube, ns: str, kind: str, name: str, source: dict[str, Any]) -> None:
-    obj = kube.get(kind, ns, name)
-    if obj is None:
-        if kind == "PodClique":
-            spec = {
-                "roleName": source["spec"]["roleName"],
-                "replicas": source["spec"]["replicas"],
-                "podSpec": {"containers": [{"name": "main", "image": "x"}]},
-            }
-        else:
-            spec = {"cliqueNames": source["cliqueNames"], "replicas": source["replicas"]}
-        try:
-            obj = kube.create(
-                {
-                    "apiVersion": "grove.io/v1alpha1",
-                    "kind": kind,
-                    "metadata": {"name": name, "namespace": ns},
-                    "spec": spec,
-                }
-            )
-        except ApiFailure as err:
-            if err.code != 409:
-                raise
-            return
-    replicas = obj["spec"]["replicas"]
-    field = "readyReplicas" if kind == "PodClique" else "availableReplicas"
-    status = {"replicas": replicas, "updatedReplicas": replicas, field: replicas}
-    if any((obj.get("status") or {}).get(k) != v for k, v in status.items()):
-        kube.merge(kind, ns, name, {"status": status}, sub="status", manager="fake-grove")
 
 
 def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):
@@ -103,12 +39,12 @@ def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: b
     return step
 
 
-def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, client, namespace):
-    kube = Kube(client)
+def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "gm", _grove_components()))
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "gm") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace),
             what="the Grove graph to be Ready",
         )
@@ -169,13 +105,13 @@ def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, 
 
 
 def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     kube.create(ds_graph(namespace, "cg", _grove_components()))
     with running_agent(control_plane.kubeconfig, namespace=namespace):  # grove=false
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, grove=False),
             what="the Component graph to be Ready",
         )
@@ -203,11 +139,12 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
         assert set(uids) <= names(kube, DCD, namespace)
         cond = condition(kube.get(DGD, namespace, "cg"), "WorkloadPathway")
         assert cond.get("reason") in ("Grove", "Component")
-        until(
+        eventually(
             lambda: (
                 names(kube, DCD, namespace) == set()
                 and ready_reason(kube, namespace, "cg") == "all_resources_are_ready"
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace),
             what="the DCDs deleted after the PCS is ready",
         )
@@ -215,13 +152,13 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
         assert graph["status"]["routing"] == {"pathway": "Grove", "groveAnnotation": "true"}
 
 
-def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, client, namespace):
-    kube = Kube(client)
+def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "gd", ds_components()))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "gd") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace),
             what="the Grove graph to be Ready",
         )
@@ -235,21 +172,23 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, c
                 .update({ENABLE_GROVE: "false", ENABLE_DS: "true"})
             ),
         )
-        until(
+        eventually(
             lambda: (
                 kube.get(DS, namespace, "gd") is not None
                 and "gd-frontend" in names(kube, DCD, namespace)
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake=fake),
             what="the DS and the frontend DCD",
         )
         assert kube.get(PCS, namespace, "gd") is not None
         fake.ready = True
-        until(
+        eventually(
             lambda: (
                 kube.get(PCS, namespace, "gd") is None
                 and ready_reason(kube, namespace, "gd") == "all_resources_are_ready"
             ),
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake=fake),
             what="the PCS removed after the DS is ready",
         )

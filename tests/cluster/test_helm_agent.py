@@ -12,16 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_agent_component as scenarios
 import yaml
 from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Namespace, ServiceAccount
-from test_agent_support import Agent, eventually, running_agent
-from test_helm_cluster_support import Helm, ca_file
 
 from syncagent.devcluster import ControlPlane
+from tests.cluster import test_agent_component as scenarios
+from tests.support.agent import Agent, running_agent
+from tests.support.helm import Helm, ca_file
+from tests.support.kube import Kube
+from tests.support.polling import eventually
 
 SCENARIOS: list[Callable[..., None]] = [
     getattr(scenarios, name) for name in sorted(dir(scenarios)) if name.startswith("test_")
@@ -106,12 +108,12 @@ def _assert_never_denied(agent: Agent) -> None:
 def test_component_scenario_under_the_chart_service_account(
     scenario: Callable[..., None],
     chart_identity: ChartIdentity,
-    client: Client,
+    kube: Kube,
     namespace: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(scenarios, "running_agent", _agent_never_denied)
-    scenario(chart_identity, client, namespace)
+    scenario(chart_identity, kube, namespace)
 
 
 def test_agent_leads_through_the_chart_lease_role(

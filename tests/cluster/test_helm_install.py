@@ -20,9 +20,9 @@ from lightkube.resources.rbac_authorization_v1 import (
     RoleBinding,
 )
 from lightkube.types import PatchType
-from test_helm_cluster_support import CHART, DGD, Helm, graph
 
 from syncagent.devcluster import ControlPlane
+from tests.support.helm import CHART, DGD, Helm, graph
 
 OUR_CRDS = tuple(
     yaml.safe_load(path.read_text())["metadata"]["name"]

@@ -22,7 +22,19 @@ from lightkube.resources.core_v1 import Event, Namespace, Secret, Service, Servi
 from lightkube.resources.events_v1 import Event as EventV1
 from lightkube.resources.rbac_authorization_v1 import Role, RoleBinding
 from lightkube.types import PatchType
-from test_helm_cluster_support import (
+
+from syncagent.devcluster import ControlPlane
+from syncagent.render.identity import discovery_identity
+from syncagent.render.model import OwnerRef
+from syncagent.runtime.leader import LeaseConfig
+from tests.cluster.support.objects import (
+    deployment,
+    disaggregatedset,
+    leaderworkerset,
+    podcliqueset,
+    service,
+)
+from tests.support.helm import (
     DCD,
     DGD,
     DS,
@@ -35,12 +47,6 @@ from test_helm_cluster_support import (
     graph,
     token_client,
 )
-from test_ssa_support import deployment, disaggregatedset, leaderworkerset, podcliqueset, service
-
-from syncagent.devcluster import ControlPlane
-from syncagent.render.identity import discovery_identity
-from syncagent.render.model import OwnerRef
-from syncagent.runtime.leader import LeaseConfig
 
 RESOURCE_FOR = {
     "ServiceAccount": ServiceAccount,

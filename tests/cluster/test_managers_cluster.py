@@ -9,7 +9,9 @@ import pytest
 
 from syncagent.cli.main import main
 from syncagent.render.naming import dcd_name
-from tests.cluster.test_agent_support import Kube, component, eventually, graph, running_agent
+from tests.support.agent import running_agent
+from tests.support.graphs import component, graph
+from tests.support.polling import eventually
 
 
 def _managers(kubeconfig, namespace: str, capsys) -> tuple[int, dict]:
@@ -18,9 +20,9 @@ def _managers(kubeconfig, namespace: str, capsys) -> tuple[int, dict]:
 
 
 def test_contracts_hold_until_someone_else_writes(
-    control_plane, namespace: str, client, kubectl, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, kubectl, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     kube.create(graph(namespace, "m", [component("frontend", "frontend")]))
     deployment = dcd_name("m", "frontend")
     with running_agent(kc, namespace=namespace):

@@ -4,23 +4,23 @@ every component always had a Service selecting a ready workload."""
 
 from __future__ import annotations
 
-from fake_ds_controller import FakeDsController
-from test_agent_support import Kube, condition, events_for, eventually, running_agent
-from test_ds_harness import (
+from tests.cluster.support.serving import ServingRecorder
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.kube import (
     DCD,
-    DEADLINE,
     DGD,
     DS,
-    ENABLE_DS,
-    ServingRecorder,
+    Kube,
+    condition,
     controller,
-    ds_components,
-    ds_graph,
+    events_for,
     names,
     ready_reason,
-    simulate_dcd_ready,
-    until,
 )
+from tests.support.polling import eventually
 
 G = "vllm-disagg"
 MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
@@ -40,13 +40,13 @@ def _selector(kube: Kube, ns: str, component: str) -> dict:
     return (kube.get("Service", ns, f"{G}-{component}") or {}).get("spec", {}).get("selector", {})
 
 
-def test_component_to_ds_cutover_keeps_every_component_served(control_plane, client, namespace):
-    kube = Kube(client)
+def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, G, ds_components()))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the Component graph to be Ready",
         )
@@ -60,7 +60,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 G,
                 lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
             )
-            until(
+            eventually(
                 lambda: (
                     kube.get(DS, namespace, G) is not None
                     and all(
@@ -69,6 +69,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                         for c in ("decode", "prefill")
                     )
                 ),
+                deadline=DEADLINE,
                 step=_step(kube, namespace, fake),
                 what="the DS and the Service handoff",
             )
@@ -85,11 +86,12 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 assert holders == {"syncagent/ownership"}
             assert {f"{G}-decode", f"{G}-prefill", f"{G}-frontend"} <= names(kube, DCD, namespace)
             # The status is written at the end of the reconcile that handed the Services over.
-            until(
+            eventually(
                 lambda: (
                     (p := condition(kube.get(DGD, namespace, G), "WorkloadPathway"))
                     and (p["status"], p["reason"]) == ("False", "DisaggregatedSet")
                 ),
+                deadline=DEADLINE,
                 step=_step(kube, namespace, fake),
                 what="WorkloadPathway False/DisaggregatedSet while the DS is not ready",
             )
@@ -107,14 +109,20 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, cli
                 return switched and gone
 
             fake.ready = True
-            until(observe, step=_step(kube, namespace, fake), what="selector switch and cutover")
+            eventually(
+                observe,
+                deadline=DEADLINE,
+                step=_step(kube, namespace, fake),
+                what="selector switch and cutover",
+            )
             assert seen_order == []
-            until(
+            eventually(
                 lambda: (
                     condition(kube.get(DGD, namespace, G), "WorkloadPathway").get("status")
                     == "True"
                     and ready_reason(kube, namespace, G) == "all_resources_are_ready"
                 ),
+                deadline=DEADLINE,
                 step=_step(kube, namespace, fake),
                 what="WorkloadPathway=True",
             )
@@ -134,14 +142,14 @@ def _stale_deleted(kube: Kube, namespace: str) -> set[str]:
 
 
 def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the DS graph to be Ready",
         )
@@ -167,7 +175,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
 
             kube.edit_graph(namespace, G, add_adapter)
             # DCDs are not made ready yet: the DS must stay while they are not
-            until(
+            eventually(
                 lambda: (
                     {f"{G}-decode", f"{G}-prefill"} <= names(kube, DCD, namespace)
                     and all(
@@ -175,6 +183,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                         for c in ("decode", "prefill")
                     )
                 ),
+                deadline=DEADLINE,
                 step=_step(kube, namespace, fake, dcds=False),
                 what="replacement DCDs owning their Services",
             )
@@ -223,11 +232,12 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                 what="the DisaggregatedSetFallback event",
             )
             assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1
-            until(
+            eventually(
                 lambda: (
                     kube.get(DS, namespace, G) is None
                     and ready_reason(kube, namespace, G) == "all_resources_are_ready"
                 ),
+                deadline=DEADLINE,
                 step=_step(kube, namespace, fake),
                 what="the DS deleted once the DCDs are ready",
             )

@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-from fake_ds_controller import FakeDsController
-from test_agent_support import Kube, condition, eventually, running_agent
-from test_ds_harness import (
-    DCD,
-    DEADLINE,
-    DGD,
-    DS,
-    ENABLE_DS,
-    ENABLE_GROVE,
-    controller,
-    ds_components,
-    ds_graph,
-    names,
-    ready_reason,
-    simulate_dcd_ready,
-    until,
-)
-from test_grove_agent import GROVE_AUTO, PCS, simulate_grove
+from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
+from tests.support.agent import running_agent
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, ds_components, ds_graph
+from tests.support.kube import DCD, DGD, DS, condition, controller, names, ready_reason
+from tests.support.polling import eventually
 
 
-def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(
-    control_plane, client, namespace
-):
-    kube = Kube(client)
+def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "gc", ds_components()))
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "gc") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=lambda: simulate_grove(kube, namespace),
             what="the Grove graph to be Ready",
         )
@@ -58,11 +45,12 @@ def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(
             deadline=DEADLINE,
             what="Services handed to the DCDs",
         )
-        until(
+        eventually(
             lambda: (
                 kube.get(PCS, namespace, "gc") is None
                 and ready_reason(kube, namespace, "gc") == "all_resources_are_ready"
             ),
+            deadline=DEADLINE,
             step=lambda: simulate_dcd_ready(kube, namespace),
             what="the PCS removed once the DCDs are ready",
         )
@@ -70,8 +58,7 @@ def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(
         assert (cond["status"], cond["reason"]) == ("True", "Component")
 
 
-def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, client, namespace):
-    kube = Kube(client)
+def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, kube, namespace):
     kube.create(
         ds_graph(namespace, "dg", ds_components(), **{ENABLE_DS: "true", ENABLE_GROVE: "false"})
     )
@@ -82,8 +69,9 @@ def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, client, 
         simulate_dcd_ready(kube, namespace)
 
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
-        until(
+        eventually(
             lambda: ready_reason(kube, namespace, "dg") == "all_resources_are_ready",
+            deadline=DEADLINE,
             step=ds_step,
             what="the DS graph to be Ready",
         )
@@ -101,12 +89,13 @@ def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, client, 
             fake.sync()
             simulate_grove(kube, namespace)
 
-        until(
+        eventually(
             lambda: (
                 kube.get(DS, namespace, "dg") is None
                 and names(kube, DCD, namespace) == set()
                 and ready_reason(kube, namespace, "dg") == "all_resources_are_ready"
             ),
+            deadline=DEADLINE,
             step=grove_step,
             what="the DS and the DCDs removed once the PCS is ready",
         )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_agent_support import Kube, component, eventually, graph, running_agent
+from tests.support.agent import running_agent
+from tests.support.graphs import component, graph
+from tests.support.polling import eventually
 
 DEADLINE = 60.0
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
@@ -40,8 +42,7 @@ def _controller_uid(obj: dict[str, Any]) -> str:
     return str(ref["uid"])
 
 
-def test_component_pathway_launch_and_wait_leader_config_map(control_plane, client, namespace):
-    kube = Kube(client)
+def test_component_pathway_launch_and_wait_leader_config_map(control_plane, kube, namespace):
     g = graph(namespace, "mn", [component("Frontend", "frontend"), _engine("prefill", "prefill")])
     g["metadata"]["annotations"] = {ORIGIN: "0.9.0"}
     created = kube.create(g)
@@ -83,8 +84,7 @@ def test_component_pathway_launch_and_wait_leader_config_map(control_plane, clie
         )
 
 
-def test_standalone_mp_dcd_gets_its_own_wait_leader_config_map(control_plane, client, namespace):
-    kube = Kube(client)
+def test_standalone_mp_dcd_gets_its_own_wait_leader_config_map(control_plane, kube, namespace):
     spec = _engine("decode", "decode")
     spec.pop("name")
     spec["backendFramework"] = "vllm"

@@ -19,7 +19,9 @@ from syncagent.render.naming import dcd_name
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import RequestCounter, SsaError
-from tests.cluster.test_agent_support import Kube, component, eventually, graph, running_agent
+from tests.support.agent import running_agent
+from tests.support.graphs import component, graph
+from tests.support.polling import eventually
 
 CAPS = ["--capability", "grove=false"]  # as the test agent runs
 
@@ -66,9 +68,9 @@ def _cli(path: Path, kubeconfig: Path, *extra: str) -> int:
 
 
 def test_created_then_unchanged_with_zero_writes(
-    control_plane, namespace: str, client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     doc = _graph(namespace, "p")
     path = tmp_path / "graph.yaml"
     path.write_text(yaml.safe_dump(doc))
@@ -102,9 +104,9 @@ def test_created_then_unchanged_with_zero_writes(
 
 
 def test_changed_graph_shows_configured_and_would_delete(
-    control_plane, namespace: str, client, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     doc = _graph(namespace, "q")
     kube.create(doc)
     with running_agent(kc, namespace=namespace):
@@ -123,9 +125,9 @@ def test_changed_graph_shows_configured_and_would_delete(
 
 
 def test_plan_never_predicts_the_removal_of_what_kubectl_added(
-    control_plane, namespace: str, client, kubectl
+    control_plane, namespace: str, kube, kubectl
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     doc = _graph(namespace, "k")
     kube.create(doc)
     with running_agent(kc, namespace=namespace):
@@ -172,8 +174,8 @@ def test_plan_never_predicts_the_removal_of_what_kubectl_added(
     assert counter.writes == 0
 
 
-def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, client) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, kube) -> None:
+    kc = control_plane.kubeconfig
     doc = _graph(namespace, "u")
     live_graph = kube.create(doc)
     name = dcd_name("u", "frontend")
@@ -219,8 +221,7 @@ def test_takeover_is_shown_before_it_happens(control_plane, namespace: str, clie
     assert {e["manager"] for e in after["metadata"]["managedFields"]} == {"manager"}
 
 
-def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str, client) -> None:
-    kube = Kube(client)
+def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str, kube) -> None:
     kube.create(
         {
             "apiVersion": "v1",
@@ -251,9 +252,9 @@ def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str,
 
 
 def test_as_impersonates_the_agent(
-    control_plane, namespace: str, client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    control_plane, namespace: str, kube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kube, kc = Kube(client), control_plane.kubeconfig
+    kc = control_plane.kubeconfig
     for sa in ("nobody", "agent"):
         kube.create(
             {
@@ -294,7 +295,7 @@ def test_as_impersonates_the_agent(
     assert kube.list("DynamoComponentDeployment", namespace) == []
 
 
-def test_standalone_component(control_plane, namespace: str, client) -> None:
+def test_standalone_component(control_plane, namespace: str, kube) -> None:
     doc = {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoComponentDeployment",
@@ -310,4 +311,4 @@ def test_standalone_component(control_plane, namespace: str, client) -> None:
     assert actions[f"Deployment/{namespace}/solo"] == "created"
     assert actions[f"Service/{namespace}/solo"] == "created"
     assert counter.writes == 0
-    assert Kube(client).list("Deployment", namespace) == []
+    assert kube.list("Deployment", namespace) == []

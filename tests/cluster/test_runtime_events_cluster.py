@@ -1,10 +1,11 @@
 import anyio
 import pytest
-from test_runtime_support import config_map, create, eventually
 
 from syncagent.runtime.client import request_json
 from syncagent.runtime.events import NORMAL, WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
+from tests.cluster.support.runtime import config_map, create
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +88,7 @@ async def test_recorded_events_are_emitted_in_the_background(async_client, names
             items = await events_about(async_client, namespace, "subject")
             return len(items) == 1 and items[0]["count"] == 2
 
-        await eventually(aggregated, deadline=10, what="the queued events")
+        await eventually_async(aggregated, deadline=10, what="the queued events")
         tg.cancel_scope.cancel()
 
 

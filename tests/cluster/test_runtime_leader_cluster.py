@@ -2,11 +2,11 @@ import time
 
 import anyio
 import pytest
-from test_runtime_support import eventually
 
 from syncagent.runtime.client import request_json
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig, micro_time
 from syncagent.runtime.metrics import Metrics
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -53,11 +53,11 @@ async def test_exactly_one_leads_and_the_other_takes_over_when_renewals_stop(
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run)
         tg.start_soon(b.run)
-        await eventually(
+        await eventually_async(
             lambda: a.elector.is_leader or b.elector.is_leader, deadline=10, what="a leader"
         )
         leader, follower = (a, b) if a.elector.is_leader else (b, a)
-        await eventually(lambda: follower.elector.decided, deadline=10, what="a follower")
+        await eventually_async(lambda: follower.elector.decided, deadline=10, what="a follower")
 
         # Through several renewals: never two leaders, and the Lease names the leader.
         renewals: set[str] = set()
@@ -69,7 +69,7 @@ async def test_exactly_one_leads_and_the_other_takes_over_when_renewals_stop(
             renewals.add(spec["renewTime"])
             return len(renewals) >= 3
 
-        await eventually(renewed_three_times, deadline=10, what="three renewals")
+        await eventually_async(renewed_three_times, deadline=10, what="three renewals")
         assert not follower.elector.is_leader
         assert not follower.led
 
@@ -77,11 +77,13 @@ async def test_exactly_one_leads_and_the_other_takes_over_when_renewals_stop(
         # expires, within lease duration + retry period of the last renewal.
         leader.scope.cancel()
         await leader.stopped.wait()
-        took = await eventually(
+        started = anyio.current_time()
+        await eventually_async(
             lambda: follower.elector.is_leader,
             deadline=TIMINGS["lease_duration"] + TIMINGS["retry_period"],
             what="the follower to take over",
         )
+        took = anyio.current_time() - started
         assert took > 1.0  # it waited for the lease to expire
         spec = (await lease(async_client, namespace))["spec"]
         assert spec["holderIdentity"] == follower.elector.config.identity
@@ -94,17 +96,17 @@ async def test_release_on_shutdown_hands_over_at_once(async_client, namespace):
     a = Candidate(async_client, config(namespace, "a"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run)
-        await eventually(lambda: a.elector.is_leader, deadline=10, what="a to lead")
+        await eventually_async(lambda: a.elector.is_leader, deadline=10, what="a to lead")
         b = Candidate(async_client, config(namespace, "b"))
         tg.start_soon(b.run)
-        await eventually(lambda: b.elector.decided, deadline=10, what="b to follow")
+        await eventually_async(lambda: b.elector.decided, deadline=10, what="b to follow")
         assert not b.elector.is_leader
         a.scope.cancel()
         await a.stopped.wait()
         released = (await lease(async_client, namespace))["spec"]
         assert "holderIdentity" not in released or released["holderIdentity"] in ("", None)
         # Released: no waiting for expiry, only for b's next try.
-        await eventually(
+        await eventually_async(
             lambda: b.elector.is_leader, deadline=TIMINGS["retry_period"] + 1.0, what="handover"
         )
         tg.cancel_scope.cancel()
@@ -114,7 +116,7 @@ async def test_leader_stops_leading_when_it_cannot_renew(async_client, namespace
     a = Candidate(async_client, config(namespace, "a"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run)
-        await eventually(lambda: a.led, deadline=10, what="a to lead")
+        await eventually_async(lambda: a.led, deadline=10, what="a to lead")
         # Someone else takes the Lease by force (as after a network partition).
         current = await lease(async_client, namespace)
         current["spec"]["holderIdentity"] = "intruder"
@@ -123,11 +125,13 @@ async def test_leader_stops_leading_when_it_cannot_renew(async_client, namespace
         await request_json(async_client, "PUT", path, body=current)
         # a cannot renew; after the renew deadline it cancels its work and reports the loss,
         # before the intruder's lease could expire.
-        took = await eventually(
+        started = anyio.current_time()
+        await eventually_async(
             lambda: a.stopped.is_set(),
             deadline=TIMINGS["renew_deadline"] + 2 * TIMINGS["retry_period"],
             what="a to give up",
         )
+        took = anyio.current_time() - started
         assert took < TIMINGS["lease_duration"] + TIMINGS["retry_period"]
         tg.cancel_scope.cancel()
     assert isinstance(a.error, LeadershipLost)

@@ -4,7 +4,6 @@ import time
 
 import anyio
 import pytest
-from test_runtime_support import config_map, create, eventually
 
 from syncagent.programs import capabilities as caps
 from syncagent.runtime.cache import enqueue, self_key
@@ -13,6 +12,8 @@ from syncagent.runtime.leader import LeaseConfig, micro_time
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
+from tests.cluster.support.runtime import config_map, create
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +94,7 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
     agent = Agent(async_client, namespace, "solo")
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run)
-        await eventually(lambda: agent.manager.port is not None, deadline=10, what="the port")
+        await eventually_async(lambda: agent.manager.port is not None, deadline=10, what="the port")
         port = agent.manager.port
         status, _ = await http_get(port, "/healthz")
         assert status == 200
@@ -101,10 +102,14 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
         async def ready() -> bool:
             return (await http_get(port, "/readyz"))[0] == 200
 
-        await eventually(ready, deadline=10, what="/readyz")
-        await eventually(lambda: f"{namespace}/one" in agent.finished, deadline=10, what="one")
+        await eventually_async(ready, deadline=10, what="/readyz")
+        await eventually_async(
+            lambda: f"{namespace}/one" in agent.finished, deadline=10, what="one"
+        )
         await create(async_client, config_map(namespace, "two", labels={"app": "agent"}))
-        await eventually(lambda: f"{namespace}/two" in agent.finished, deadline=10, what="two")
+        await eventually_async(
+            lambda: f"{namespace}/two" in agent.finished, deadline=10, what="two"
+        )
         assert f"{namespace}/ignored" not in agent.reconciled
 
         status, text = await http_get(port, "/metrics")
@@ -136,11 +141,13 @@ async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_ha
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run)
         tg.start_soon(b.run)
-        await eventually(lambda: a.leading or b.leading, deadline=15, what="a leader")
+        await eventually_async(lambda: a.leading or b.leading, deadline=15, what="a leader")
         leader, follower = (a, b) if a.leading else (b, a)
-        await eventually(lambda: leader.reconciled == [f"{namespace}/cm"], deadline=10, what="cm")
+        await eventually_async(
+            lambda: leader.reconciled == [f"{namespace}/cm"], deadline=10, what="cm"
+        )
         # A follower becomes ready too: caches synced, leadership decided (as follower).
-        await eventually(
+        await eventually_async(
             lambda: follower.manager.health.ready()[0], deadline=10, what="follower ready"
         )
         assert not follower.leading
@@ -160,8 +167,8 @@ async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_ha
         assert leader.finished == [f"{namespace}/cm"]
 
         # The follower takes over at once (released Lease) and reconciles every key.
-        await eventually(lambda: follower.leading, deadline=5, what="the handover")
-        await eventually(
+        await eventually_async(lambda: follower.leading, deadline=5, what="the handover")
+        await eventually_async(
             lambda: follower.finished == [f"{namespace}/cm"], deadline=10, what="follower work"
         )
         follower.manager.shutdown.request("test")
@@ -174,19 +181,19 @@ async def test_a_leader_that_loses_the_lease_stops_and_campaigns_again(async_cli
     agent = Agent(async_client, namespace, "a")
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run)
-        await eventually(lambda: agent.leading, deadline=15, what="leadership")
+        await eventually_async(lambda: agent.leading, deadline=15, what="leadership")
         # Someone takes the Lease by force; the agent cannot renew and stops leading ...
         current = await lease(async_client, namespace)
         current["spec"]["holderIdentity"] = "intruder"
         current["spec"]["renewTime"] = micro_time(time.time())
         path = f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
         await request_json(async_client, "PUT", path, body=current)
-        await eventually(lambda: not agent.leading, deadline=5, what="the agent to step down")
+        await eventually_async(lambda: not agent.leading, deadline=5, what="the agent to step down")
         assert not agent.done.is_set()  # the process keeps running
         # ... and leads again once the intruder's lease expires, with working queues.
-        await eventually(lambda: agent.leading, deadline=10, what="leadership again")
+        await eventually_async(lambda: agent.leading, deadline=10, what="leadership again")
         await create(async_client, config_map(namespace, "after", labels={"app": "agent"}))
-        await eventually(
+        await eventually_async(
             lambda: f"{namespace}/after" in agent.finished, deadline=10, what="work after"
         )
         agent.manager.shutdown.request("test")

@@ -9,11 +9,12 @@ import anyio.abc
 import pytest
 import yaml
 from lightkube import AsyncClient, KubeConfig
-from test_runtime_support import config_map, create, eventually
 
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
+from tests.cluster.support.runtime import config_map, create
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -90,18 +91,18 @@ async def test_informer_recovers_after_the_api_server_was_unreachable(
         proxy.stop()
         # Changes while the server is unreachable for the agent.
         await create(async_client, config_map(namespace, "during"))
-        await eventually(lambda: informer.failures >= 3, deadline=10, what="failed retries")
+        await eventually_async(lambda: informer.failures >= 3, deadline=10, what="failed retries")
         assert informer.cache.get(namespace, "during") is None
 
         await tg.start(proxy.run)  # same port: the server is back
-        await eventually(
+        await eventually_async(
             lambda: informer.cache.get(namespace, "during") is not None,
             deadline=10,
             what="the change made during the outage",
         )
         assert informer.failures == 0
         await create(async_client, config_map(namespace, "after"))
-        await eventually(
+        await eventually_async(
             lambda: informer.cache.get(namespace, "after") is not None, deadline=10, what="after"
         )
         tg.cancel_scope.cancel()

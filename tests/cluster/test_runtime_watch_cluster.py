@@ -2,21 +2,21 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from test_runtime_support import (
+
+from syncagent.runtime.cache import Cache, ChangeType, self_key
+from syncagent.runtime.client import http_client, instrument, request_json
+from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.watch import Informer, WatchTarget
+from tests.cluster.support.runtime import (
     compact_etcd,
     config_map,
     create,
     create_event,
     delete,
     event,
-    eventually,
     patch_data,
 )
-
-from syncagent.runtime.cache import Cache, ChangeType, self_key
-from syncagent.runtime.client import http_client, instrument, request_json
-from syncagent.runtime.metrics import Metrics
-from syncagent.runtime.watch import Informer, WatchTarget
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +54,7 @@ async def test_lists_then_watches_with_a_label_selector(async_client, namespace)
         await patch_data(async_client, namespace, "before", k="2")
         await delete(async_client, namespace, "before")
         await create(async_client, config_map(namespace, "other2", labels={"app": "x"}))
-        await eventually(
+        await eventually_async(
             lambda: (
                 names(informer.cache) == {"after"}
                 and any(c.type is ChangeType.DELETED for c in changes)
@@ -86,9 +86,11 @@ async def test_resumes_from_the_last_resource_version_without_listing_again(
         with anyio.fail_after(10):
             await informer.cache.wait_synced()
         # The server ends each watch after 1 s; wait for the informer to have reconnected.
-        await eventually(lambda: requests(metrics, "watch") >= 2, deadline=10, what="a re-watch")
+        await eventually_async(
+            lambda: requests(metrics, "watch") >= 2, deadline=10, what="a re-watch"
+        )
         await create(async_client, config_map(namespace, "late", labels=LABELS))
-        await eventually(lambda: names(informer.cache) == {"late"}, deadline=10, what="late")
+        await eventually_async(lambda: names(informer.cache) == {"late"}, deadline=10, what="late")
         tg.cancel_scope.cancel()
     assert requests(metrics, "list") == 1
     assert metrics.watch_relists.value(resource=f"{namespace}/configmaps") == 1
@@ -163,7 +165,7 @@ async def test_relists_after_410_and_reports_what_vanished(async_client, namespa
             await cache.wait_synced()
         assert names(cache) == {"kept"}
         await create_event(async_client, event(namespace, "new", labels=LABELS))
-        await eventually(lambda: names(cache) == {"kept", "new"}, deadline=10, what="new")
+        await eventually_async(lambda: names(cache) == {"kept", "new"}, deadline=10, what="new")
         tg.cancel_scope.cancel()
     assert (ChangeType.DELETED, "ghost") in [(c.type, c.name) for c in changes]
     label = f"{namespace}/events"
@@ -202,7 +204,7 @@ async def test_watches_a_custom_resource(async_client, namespace):
             f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets",
             body=lws,
         )
-        await eventually(
+        await eventually_async(
             lambda: informer.cache.get(namespace, "w") is not None, deadline=10, what="lws"
         )
         tg.cancel_scope.cancel()

@@ -1,6 +1,5 @@
 import anyio
 import pytest
-from test_runtime_support import config_map, create, eventually
 
 from syncagent.programs import capabilities as caps
 from syncagent.runtime.cache import ChangeType
@@ -9,6 +8,8 @@ from syncagent.runtime.discovery import Discovery
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
+from tests.cluster.support.runtime import config_map, create
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +57,9 @@ async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespa
 
         ws.update(served(caps.LEADERWORKERSETS))
         assert lws_target in ws.running()
-        await eventually(lambda: lws_cache.get(namespace, "w") is not None, deadline=10, what="w")
+        await eventually_async(
+            lambda: lws_cache.get(namespace, "w") is not None, deadline=10, what="w"
+        )
 
         ws.update(served())  # the LWS API went away
         assert lws_target not in ws.running()

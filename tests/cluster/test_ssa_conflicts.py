@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from lightkube.resources.apps_v1 import Deployment
-from test_ssa_support import IMAGE, deployment, service
 
 from syncagent.ssa import (
     ApplyOptions,
@@ -15,6 +14,7 @@ from syncagent.ssa import (
     blame,
     managedfields,
 )
+from tests.cluster.support.objects import IMAGE, deployment, service
 
 MANAGER = "syncagent/tests-workloads"
 

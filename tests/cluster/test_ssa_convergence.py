@@ -7,7 +7,9 @@ from collections.abc import Callable
 import pytest
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap
-from test_ssa_support import (
+
+from syncagent.ssa import ABSENT, Engine, PreconditionError
+from tests.cluster.support.objects import (
     configmap,
     deployment,
     disaggregatedset,
@@ -16,8 +18,11 @@ from test_ssa_support import (
     service,
 )
 
+<<<<<<< HEAD
 from syncagent.ssa import ABSENT, ApplyOptions, Engine, PreconditionError
 
+=======
+>>>>>>> main
 MANAGER = "syncagent/tests-content"
 
 KINDS: dict[str, Callable[[str], dict]] = {

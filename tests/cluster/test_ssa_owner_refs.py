@@ -5,7 +5,6 @@ from __future__ import annotations
 import anyio
 import pytest
 from lightkube.resources.apps_v1 import Deployment
-from test_ssa_support import configmap, deployment, refs_of, service
 
 from fieldmanagers import for_owner, ownership, services
 from syncagent.programs.ownership import SCHEME
@@ -26,6 +25,7 @@ from syncagent.ssa import (
 )
 from syncagent.ssa.ownership import with_references
 from syncagent.ssa.paths import Field
+from tests.cluster.support.objects import configmap, deployment, refs_of, service
 
 WORKLOADS = "syncagent/tests-workloads"
 OWNERSHIP = ownership.MANAGER.name

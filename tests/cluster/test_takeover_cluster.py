@@ -13,7 +13,7 @@ from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import ApplyOptions, Engine, PreconditionError, RequestCounter
 from syncagent.ssa.fieldsets import FieldSelector
 from syncagent.ssa.takeover import TakeoverPolicy, TakeoverRule, take_over
-from tests.cluster.test_agent_support import Kube
+from tests.support.kube import Kube
 
 OLD = frozenset({"manager"})
 # A generic policy (ssa/ knows no Dynamo): the old writer's spec, its example.com/ labels, its
@@ -131,9 +131,8 @@ def _owned(obj: dict, manager: str, operation: str = "Update") -> dict:
 
 
 def test_takeover_moves_exactly_what_the_policy_selects(
-    control_plane, namespace: str, client, kubectl
+    control_plane, namespace: str, kube, kubectl
 ) -> None:
-    kube = Kube(client)
     live = _upstream_deployment(kube, namespace, kubectl)
     assert {m for m, op, _ in _managers(live) if op == "Update"} >= {"manager", "kubectl-label"}
 
@@ -170,8 +169,7 @@ def test_takeover_moves_exactly_what_the_policy_selects(
     assert "revisionHistoryLimit" not in _owned(applied, "test/content", "Apply")["f:spec"]
 
 
-def test_stale_view_is_refused(control_plane, namespace: str, client, kubectl) -> None:
-    kube = Kube(client)
+def test_stale_view_is_refused(control_plane, namespace: str, kube, kubectl) -> None:
     live = _upstream_deployment(kube, namespace, kubectl)
     kubectl.label("deployment/web", "late=z")
 
@@ -184,8 +182,7 @@ def test_stale_view_is_refused(control_plane, namespace: str, client, kubectl) -
     assert "manager" in {m for m, _, _ in _managers(stored)}
 
 
-def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, client, kubectl) -> None:
-    kube = Kube(client)
+def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, kube, kubectl) -> None:
     live = _upstream_deployment(kube, namespace, kubectl)
 
     async def work(engine: Engine) -> dict:

@@ -3,23 +3,18 @@
 Every controller-manager controller, the scheduler, kwok GPU nodes whose pods become Running and
 Ready, and the real LeaderWorkerSet manager (LWS and DisaggregatedSet controllers, webhooks).
 Nothing in this tier writes a workload's status: the real controllers do. The agent runs as a
-subprocess, with the cluster tier's helpers (``tests/cluster/test_agent_support.py``).
+subprocess (``tests/support/agent.py``), as in the cluster tier.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from syncagent.devcluster.simcluster import SimulatedCluster
-
-# The cluster tier's helper modules (the agent subprocess, raw API calls, graph builders) are
-# shared; they import each other by bare module name.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cluster"))
 
 REPO = Path(__file__).resolve().parent.parent.parent
 

@@ -4,10 +4,11 @@ the LWS controller (spec/third-party.md §1 and §2 acceptance examples marked e
 from __future__ import annotations
 
 import pytest
-from e2e_support import DEADLINE, pod_ready, pods
-from test_agent_support import ApiFailure, Kube, eventually
 
 from syncagent.devcluster import kwok
+from tests.e2e.support.observe import DEADLINE, pod_ready, pods
+from tests.support.kube import ApiFailure, Kube
+from tests.support.polling import eventually
 
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{ns}/leaderworkersets"
 DS_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{ns}/disaggregatedsets"
@@ -27,8 +28,7 @@ def _lws(name: str, *, size: int = 2, **spec: object) -> dict:
     }
 
 
-def test_gpu_nodes_are_ready_and_schedulable(client, sim_cluster):
-    kube = Kube(client)
+def test_gpu_nodes_are_ready_and_schedulable(kube, sim_cluster):
     nodes = [n for n in kube.request("GET", "/api/v1/nodes")["items"] if kwok.node_ready(n)]
     assert len(nodes) == sim_cluster.nodes == 4
     for node in nodes:
@@ -36,10 +36,9 @@ def test_gpu_nodes_are_ready_and_schedulable(client, sim_cluster):
         assert node["metadata"]["annotations"][kwok.NODE_ANNOTATION] == "fake"
 
 
-def test_lws_dry_run_gets_the_webhook_defaults(client, namespace):
+def test_lws_dry_run_gets_the_webhook_defaults(kube, namespace):
     """third-party.md §1 acceptance 1: the mutating webhook fills rolloutStrategy and
     networkConfig (the CRD alone leaves both absent)."""
-    kube = Kube(client)
     out = kube.request("POST", LWS_PATH.format(ns=namespace), _lws("probe"), dryRun="All")
     assert out["spec"]["rolloutStrategy"] == {
         "type": "RollingUpdate",
@@ -50,8 +49,7 @@ def test_lws_dry_run_gets_the_webhook_defaults(client, namespace):
     assert "imagePullPolicy" not in template  # third-party.md §1 acceptance 4
 
 
-def test_lws_validating_webhook_rejects_zero_surge_and_unavailable(client, namespace):
-    kube = Kube(client)
+def test_lws_validating_webhook_rejects_zero_surge_and_unavailable(kube, namespace):
     bad = _lws(
         "bad",
         rolloutStrategy={
@@ -68,9 +66,8 @@ def test_lws_validating_webhook_rejects_zero_surge_and_unavailable(client, names
     assert "must not be 0 when `maxSurge` is 0" in message
 
 
-def test_ds_webhook_rejects_a_partition(client, namespace):
+def test_ds_webhook_rejects_a_partition(kube, namespace):
     """third-party.md §2 acceptance 5."""
-    kube = Kube(client)
 
     def role(name: str) -> dict:
         spec = _lws(name)["spec"]
@@ -93,11 +90,10 @@ def test_ds_webhook_rejects_a_partition(client, namespace):
     assert "partition is not supported by DisaggregatedSet" in message
 
 
-def test_lws_groups_become_ready_with_the_pod_webhook_env(client, namespace):
+def test_lws_groups_become_ready_with_the_pod_webhook_env(kube, namespace):
     """The real LWS controller, StatefulSet controller, scheduler and kwok take an LWS to
     Available; the pod webhook injects the multinode environment; a replicas-only change makes
     no new ControllerRevision (third-party.md §1 acceptance 5)."""
-    kube = Kube(client)
     kube.request("POST", LWS_PATH.format(ns=namespace), _lws("grp"))
 
     def available() -> bool:

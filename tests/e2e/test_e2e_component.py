@@ -7,19 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from e2e_support import DEADLINE, pod_ready, pods, ready_endpoints, wait_ready
-from test_agent_support import Kube, condition, eventually, example_graph, running_agent
-from test_ds_harness import DCD, DGD, LWS, names
+
+from tests.e2e.support.observe import DEADLINE, pod_ready, pods, ready_endpoints, wait_ready
+from tests.support.agent import running_agent
+from tests.support.graphs import example_graph
+from tests.support.kube import DCD, DGD, LWS, condition, names
+from tests.support.polling import eventually
 
 REPO = Path(__file__).resolve().parent.parent.parent
 COMPONENT_LABEL = "nvidia.com/dynamo-component"
 
 
 def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
     """Frontend and a 2-replica decode as Deployments, a multinode prefill as an LWS."""
-    kube = Kube(client)
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         wait_ready(kube, namespace, "demo", what="the Component graph Ready")
@@ -60,8 +62,7 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
         assert agent.scrape().writes() == writes
 
 
-def test_readme_example_reaches_ready(control_plane, client, namespace):
-    kube = Kube(client)
+def test_readme_example_reaches_ready(control_plane, kube, namespace):
     example = yaml.safe_load((REPO / "examples" / "agg.yaml").read_text())
     example["metadata"]["namespace"] = namespace
     kube.create(example)

@@ -10,11 +10,12 @@ import sys
 import uuid
 from pathlib import Path
 
-from e2e_support import wait_ready
 from lightkube import Client, KubeConfig
-from test_agent_support import Kube, running_agent
 
 from syncagent.devcluster import ensure_binaries
+from tests.e2e.support.observe import wait_ready
+from tests.support.agent import running_agent
+from tests.support.kube import Kube
 
 REPO = Path(__file__).resolve().parent.parent.parent
 

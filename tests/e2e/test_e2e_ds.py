@@ -11,7 +11,7 @@ behind every component Service.
 
 from __future__ import annotations
 
-from e2e_support import (
+from tests.e2e.support.observe import (
     DEADLINE,
     DS_NAME,
     DS_REVISION,
@@ -24,17 +24,10 @@ from e2e_support import (
     ready_endpoints,
     wait_ready,
 )
-from test_agent_support import Kube, condition, events_for, eventually, running_agent
-from test_ds_harness import (
-    DCD,
-    DGD,
-    DS,
-    ENABLE_DS,
-    controller,
-    ds_components,
-    ds_graph,
-    names,
-)
+from tests.support.agent import running_agent
+from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.kube import DCD, DGD, DS, Kube, condition, controller, events_for, names
+from tests.support.polling import eventually
 
 G = "vllm-disagg"
 ROLES = ("decode", "prefill")
@@ -65,8 +58,7 @@ def _ds_graph(ns: str, **extra) -> dict:
     return ds_graph(ns, G, ds_components(**extra), **{ENABLE_DS: "true"})
 
 
-def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, client, namespace):
-    kube = Kube(client)
+def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, kube, namespace):
     kube.create(_ds_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         wait_ready(kube, namespace, G, what="the DS graph Ready")
@@ -103,11 +95,10 @@ def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, clie
         assert agent.scrape().writes() == writes
 
 
-def test_label_changes_on_the_ds_and_a_child_requeue_the_graph(control_plane, client, namespace):
+def test_label_changes_on_the_ds_and_a_child_requeue_the_graph(control_plane, kube, namespace):
     """disaggregatedset.md §6.3: label updates on the DS and on its child LWS re-queue the
     graph. Each change here has an effect only a reconcile produces: a label the agent owns
     comes back on the DS; a child relabelled into another slice stops counting as the target."""
-    kube = Kube(client)
     kube.create(_ds_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, what="the DS graph Ready")
@@ -141,8 +132,7 @@ def test_label_changes_on_the_ds_and_a_child_requeue_the_graph(control_plane, cl
         wait_ready(kube, namespace, G, what="Ready again once the label is gone")
 
 
-def test_sequential_restart_rolls_one_revision_and_completes(control_plane, client, namespace):
-    kube = Kube(client)
+def test_sequential_restart_rolls_one_revision_and_completes(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, G, ds_components()[1:], **{ENABLE_DS: "true"}))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, what="the DS graph Ready")
@@ -180,10 +170,7 @@ def test_sequential_restart_rolls_one_revision_and_completes(control_plane, clie
         recorder.assert_served_throughout()
 
 
-def test_image_change_rolls_the_ds_with_ready_endpoints_throughout(
-    control_plane, client, namespace
-):
-    kube = Kube(client)
+def test_image_change_rolls_the_ds_with_ready_endpoints_throughout(control_plane, kube, namespace):
     kube.create(_ds_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, what="the DS graph Ready")
@@ -216,9 +203,8 @@ def test_image_change_rolls_the_ds_with_ready_endpoints_throughout(
 
 
 def test_component_to_ds_cutover_hands_services_over_without_an_endpoint_gap(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     kube.create(ds_graph(namespace, G, ds_components()))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, what="the Component graph Ready")
@@ -257,9 +243,8 @@ def test_component_to_ds_cutover_hands_services_over_without_an_endpoint_gap(
 
 
 def test_fallback_to_dcds_recreates_the_model_service_and_keeps_endpoints(
-    control_plane, client, namespace
+    control_plane, kube, namespace
 ):
-    kube = Kube(client)
     kube.create(_ds_graph(namespace, **MODEL))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, what="the DS graph Ready")

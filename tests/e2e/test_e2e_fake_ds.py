@@ -1,4 +1,4 @@
-"""Every assumption of the cluster tier's fake DS controller (tests/cluster/fake_ds_controller.py),
+"""Every assumption of the cluster tier's fake DS controller (tests/support/fake_ds.py),
 checked once against the real DisaggregatedSet controller of LWS v0.9.0: child names, labels,
 owner reference, what is copied from the role, the revision's behaviour, the rollout order.
 
@@ -16,10 +16,11 @@ from typing import Any
 
 import httpx2
 import orjson
-from e2e_support import DEADLINE, DS_REVISION, DS_ROLE, ds_children
-from fake_ds_controller import child_manifest, child_name
-from test_agent_support import ApiFailure, Kube, eventually
-from test_ds_harness import DS
+
+from tests.e2e.support.observe import DEADLINE, DS_REVISION, DS_ROLE, ds_children
+from tests.support.fake_ds import child_manifest, child_name
+from tests.support.kube import DS, ApiFailure, Kube
+from tests.support.polling import eventually
 
 NAME = "fakecheck"
 INITIAL_REPLICAS = "disaggregatedset.x-k8s.io/initial-replicas"
@@ -114,8 +115,7 @@ class _Changes:
         self._thread.join(timeout=30)
 
 
-def test_fake_ds_controller_assumptions_hold_on_the_real_controller(client, namespace):
-    kube = Kube(client)
+def test_fake_ds_controller_assumptions_hold_on_the_real_controller(kube, namespace):
     created = kube.create(_ds(namespace, "engine:1"))
     eventually(
         lambda: (

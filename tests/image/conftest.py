@@ -3,14 +3,10 @@ every per-test timeout, and the tests hold the archive it wrote."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from ci_policy import tier_of
-from image_support import REPO, Built, build_image
 
-# The agent-run test reuses the cluster tier's helpers (the agent harness, chart installs).
-sys.path.insert(0, str(REPO / "tests" / "cluster"))
+from tests.ci_policy import tier_of
+from tests.image.support.build import REPO, Built, build_image
 
 _BUILT = pytest.StashKey[Built]()
 

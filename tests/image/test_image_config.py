@@ -9,10 +9,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from container import Bundle, run_tool, unpack
-from image_support import REPO, Built, build_image, index
 
 import syncagent
+from tests.image.support.build import REPO, Built, build_image, index
+from tests.image.support.container import Bundle, run_tool, unpack
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 REFERENCE = f"ghcr.io/syncagent/syncagent:{syncagent.__version__}"

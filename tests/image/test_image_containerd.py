@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from image_support import Built
-from test_agent_support import eventually
 
 import syncagent
 from syncagent.devcluster.procs import spawn, stop
+from tests.image.support.build import Built
+from tests.support.polling import eventually
 
 REFERENCE = f"ghcr.io/syncagent/syncagent:{syncagent.__version__}"
 CONFIG = """version = 2

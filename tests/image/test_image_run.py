@@ -12,18 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from container import Bundle, Container, Pod, unpack
-from image_support import Built, index
 from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Namespace
-from test_agent_support import Kube, eventually, example_graph, ready_reason, simulate_ready
-from test_helm_cluster_support import Helm, ca_file
 
 import syncagent
 from syncagent.devcluster import ControlPlane
+from tests.image.support.build import Built, index
+from tests.image.support.container import Bundle, Container, Pod, unpack
+from tests.support.fake_workloads import simulate_ready
+from tests.support.graphs import example_graph
+from tests.support.helm import Helm, ca_file
+from tests.support.kube import Kube, ready_reason
+from tests.support.polling import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.helm]
 DEADLINE = 120.0
@@ -69,6 +72,7 @@ def test_entrypoint_converges_a_graph_with_the_chart_service_account(
     bundle: Bundle,
     control_plane: ControlPlane,
     client: Client,
+    kube: Kube,
     namespace: str,
     release: str,
     tmp_path: Path,
@@ -91,7 +95,6 @@ def test_entrypoint_converges_a_graph_with_the_chart_service_account(
         assert agent.root() == bundle.rootfs.resolve()
         assert agent.status()["Uid"].split() == ["65532"] * 4
 
-        kube = Kube(client)
         kube.create(example_graph(namespace))
 
         def converged() -> bool:

@@ -11,9 +11,9 @@ import pytest
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace
-from parity_support import require_reference
 
 from syncagent.ssa.api import KubeApi
+from tests.parity.support.reference import require_reference
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from golden_contract import bind_variables, compare_manifests, load_contract
-from parity_differences import Difference, apply_differences, parse_differences
-from parity_support import (
+
+from syncagent.ssa.api import KubeApi
+from tests.parity.support.reference import (
     REPO,
     GoldenCase,
     documents,
@@ -25,8 +25,8 @@ from parity_support import (
     missing_reference,
     params_or_missing,
 )
-
-from syncagent.ssa.api import KubeApi
+from tests.support.golden_contract import bind_variables, compare_manifests, load_contract
+from tests.support.parity_differences import Difference, apply_differences, parse_differences
 
 pytestmark = pytest.mark.cluster
 PARITY_DOC = REPO / "docs" / "parity.md"

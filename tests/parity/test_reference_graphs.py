@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 import yaml
-from launch_oracle import (
+
+from syncagent.ssa.api import KubeApi
+from tests.parity.support.launch_oracle import (
     LAUNCH_MARKERS,
     Deployer,
     backend_of,
@@ -27,7 +29,7 @@ from launch_oracle import (
     grove_deployer,
     lws_deployer,
 )
-from parity_support import (
+from tests.parity.support.reference import (
     dry_run_all,
     dump,
     graph_files,
@@ -37,8 +39,6 @@ from parity_support import (
     relative_id,
     syncagent,
 )
-
-from syncagent.ssa.api import KubeApi
 
 pytestmark = pytest.mark.cluster
 PROGRAMS = ("component", "grove", "disaggregatedset")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import orjson
 
 from syncagent.inspect import blame
-from tests.unit.test_plan_support import check_golden
+from tests.unit.support.plan import check_golden
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
 UID = "6f1c2a3b-0000-4000-8000-000000000009"

@@ -96,4 +96,4 @@ def test_a_collection_warning_fails_the_run(project: Path) -> None:
 
 def test_this_repository_loads_the_policy() -> None:
     conftest = (TESTS / "conftest.py").read_text()
-    assert "from ci_policy import pytest_configure" in conftest
+    assert "from tests.ci_policy import pytest_configure" in conftest

@@ -13,7 +13,7 @@ from syncagent.programs.fights import details
 from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.fights import Fight
-from tests.unit.test_plan_support import NS, check_golden, sample_records
+from tests.unit.support.plan import NS, check_golden, sample_records
 
 
 def _rows() -> list[conflicts.ConflictRow]:

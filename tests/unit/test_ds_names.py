@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from test_ds_support import frontend, worker
 
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
+from tests.unit.support.graphs import frontend, worker
 
 CAPS = Capabilities(
     grove=False,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from test_ds_support import child, ds_object
-
 from syncagent.programs.ds_readiness import (
     READY_MESSAGE,
     SelectedRole,
@@ -12,6 +10,7 @@ from syncagent.programs.ds_readiness import (
     ds_readiness,
     targets,
 )
+from tests.unit.support.graphs import child, ds_object
 
 ROLES = [SelectedRole("decode", "decode"), SelectedRole("prefill", "prefill")]
 F = "ffffffffffffffff"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from test_ds_support import graph, worker
-
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import (
     TEMPLATE_HASH,
@@ -12,6 +10,7 @@ from syncagent.render.disaggregatedset import (
     template_hash,
     with_template_hash,
 )
+from tests.unit.support.graphs import graph, worker
 
 ENV = Environment()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import yaml
-from test_ds_support import frontend, worker
 
 from syncagent.cli.main import main
+from tests.unit.support.graphs import frontend, worker
 
 
 def _write(tmp_path, annotations=None, components=None) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from test_ds_support import worker
-
 from syncagent.programs.checkpoint_gate import Checkpoints
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import DictStore
+from tests.unit.support.graphs import worker
 
 SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
 

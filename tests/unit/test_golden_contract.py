@@ -1,4 +1,5 @@
-"""The golden contract matcher (tests/golden_contract.py) against upstream's own matcher tests.
+"""The golden contract matcher (tests/support/golden_contract.py) against upstream's own
+matcher tests.
 
 Cases marked "upstream" port deploy/operator/internal/testing/golden/{node,match}_test.go
 (ai-dynamo/dynamo 2a6da14c8) with their inputs and expected outcomes; the others are
@@ -10,7 +11,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from golden_contract import (
+
+from tests.support.golden_contract import (
     ContractError,
     bind_variables,
     compare_manifests,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from test_ds_support import frontend, graph, worker
-
 from syncagent.programs.grove_readiness import GroveChild, pcs_readiness
 from syncagent.render import Environment
 from syncagent.render.grove import (
@@ -15,6 +13,7 @@ from syncagent.render.grove import (
     pcs_name,
     render_pod_clique_set,
 )
+from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from syncagent.inspect import managers
-from tests.unit.test_plan_support import DCD_UID, GRAPH_UID, NS, controller_ref, entry_mf
+from tests.unit.support.plan import DCD_UID, GRAPH_UID, NS, controller_ref, entry_mf
 
 
 def _graph() -> dict:

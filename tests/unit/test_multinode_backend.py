@@ -4,7 +4,6 @@ graph_test.go (backend detection), compatibility/operator_origin_test.go and dra
 from __future__ import annotations
 
 import pytest
-from test_multinode_support import ORIGIN
 
 from syncagent.render import RenderError
 from syncagent.render.inputs import ComponentSource
@@ -12,6 +11,7 @@ from syncagent.render.multinode import backend_of
 from syncagent.render.multinode.backend import backend_name, detect
 from syncagent.render.multinode.executor import origin_allows, uses_mp
 from syncagent.render.multinode.gpus import container_gpus
+from tests.unit.support.multinode import ORIGIN
 
 # TestDetectBackendFrameworkFromArgs: (name, command, args, backend or "error")
 DETECT_ROWS = [

@@ -8,13 +8,13 @@ the DisaggregatedSet roles and the Grove cliques. ``nodeCount: 1`` is single-nod
 from __future__ import annotations
 
 import pytest
-from test_ds_support import frontend, graph, worker
 
 from syncagent.api import Component, is_multinode_component, node_count_of
 from syncagent.programs import routing
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from syncagent.render.grove import clique_names, render_pod_clique_set
+from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from test_ds_support import frontend, graph, worker
-from test_multinode_support import LEGACY, ORIGIN
 
 from syncagent.render import (
     ComponentSource,
@@ -29,6 +27,8 @@ from syncagent.render import (
 )
 from syncagent.render.disaggregatedset import render_disaggregated_set, render_ds_graph
 from syncagent.render.grove import render_grove_graph, render_pod_clique_set
+from tests.unit.support.graphs import frontend, graph, worker
+from tests.unit.support.multinode import LEGACY, ORIGIN
 
 ENV = Environment()
 GROVE_WORKER_LEADER = (

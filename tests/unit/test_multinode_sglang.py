@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from test_multinode_support import ShellDeployer, SimpleDeployer, container, launch, probes
 
 from syncagent.render.multinode import GroveDeployer, LwsDeployer
 from syncagent.render.multinode.sglang import multinode_flags, update_container
 from syncagent.render.multinode.shell import is_python_command
+from tests.unit.support.multinode import ShellDeployer, SimpleDeployer, container, launch, probes
 
 GROVE_ADDR = (
     "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-test-service-ldr-0.$(GROVE_HEADLESS_SERVICE):29500"

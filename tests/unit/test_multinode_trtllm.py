@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from test_multinode_support import container, launch
 
 from syncagent.render.multinode import GroveDeployer, LwsDeployer
 from syncagent.render.multinode.gpus import container_gpus
@@ -14,6 +13,7 @@ from syncagent.render.multinode.trtllm import (
     update_pod_spec,
     worker_command,
 )
+from tests.unit.support.multinode import container, launch
 
 SECRET = "mpi-run-ssh-secret"
 SSH = (

@@ -9,7 +9,13 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from test_multinode_support import (
+
+from syncagent.render.model import OwnerRef
+from syncagent.render.multinode import GroveDeployer, LwsDeployer
+from syncagent.render.multinode.shell import command_line_has_arg, quote_posix
+from syncagent.render.multinode.vllm import multinode_args, update_container, update_pod_spec
+from syncagent.render.multinode.waitleader import config_map_name, wait_leader_config_map
+from tests.unit.support.multinode import (
     EXECUTOR,
     GROVE_LEADER,
     LEGACY,
@@ -18,12 +24,6 @@ from test_multinode_support import (
     env_named,
     launch,
 )
-
-from syncagent.render.model import OwnerRef
-from syncagent.render.multinode import GroveDeployer, LwsDeployer
-from syncagent.render.multinode.shell import command_line_has_arg, quote_posix
-from syncagent.render.multinode.vllm import multinode_args, update_container, update_pod_spec
-from syncagent.render.multinode.waitleader import config_map_name, wait_leader_config_map
 
 TP, DP, DPL = "--tensor-parallel-size", "--data-parallel-size", "--data-parallel-size-local"
 ELASTIC = "--enable-elastic-ep"

@@ -1,5 +1,6 @@
-"""The list of deliberate differences (tests/parity_differences.py): parsing docs/parity.md and
-editing upstream's expectations by exactly the listed changes. Hand-written cases."""
+"""The list of deliberate differences (tests/support/parity_differences.py): parsing
+docs/parity.md and editing upstream's expectations by exactly the listed changes. Hand-written
+cases."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from golden_contract import NOTEXISTS, compare_manifests, match
-from parity_differences import (
+
+from tests.support.golden_contract import NOTEXISTS, compare_manifests, match
+from tests.support.parity_differences import (
     DifferencesError,
     Segment,
     apply_differences,

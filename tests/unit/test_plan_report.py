@@ -9,13 +9,7 @@ import orjson
 from syncagent.inspect import report
 from syncagent.inspect.planner import InputRow
 from syncagent.ssa import ChangeSetEntry
-from tests.unit.test_plan_support import (
-    NS,
-    check_golden,
-    deployment,
-    sample_records,
-    sample_run,
-)
+from tests.unit.support.plan import NS, check_golden, deployment, sample_records, sample_run
 
 
 def _plan() -> report.Plan:

@@ -8,17 +8,11 @@ from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import QueueShutDown, WorkQueue
 from syncagent.runtime.workers import Result, resync_every, run_workers
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
 NO_JITTER = Backoff(base=0.01, cap=1.0, jitter=0.0)
-
-
-async def wait_until(predicate, *, deadline=5.0):
-    """Poll ``predicate`` until it holds; fail after ``deadline`` seconds."""
-    with anyio.fail_after(deadline):
-        while not predicate():  # noqa: ASYNC110 - polling with a deadline is the test rule
-            await anyio.sleep(0.001)
 
 
 async def test_duplicate_adds_are_held_once():
@@ -147,7 +141,11 @@ async def test_workers_never_process_one_key_concurrently_and_reprocess_after():
         await anyio.sleep(0.01)
         assert calls["a"] == 1
         release_first.set()
-        await wait_until(lambda: calls["a"] == 2 and "a" not in q.processing())
+        await eventually_async(
+            lambda: calls["a"] == 2 and "a" not in q.processing(),
+            deadline=5.0,
+            what="the second reconcile of a",
+        )
         q.shut_down()
     assert overlaps == []
     assert calls == {"a": 2}
@@ -173,12 +171,12 @@ async def test_concurrency_is_bounded():
         tg.start_soon(lambda: run_workers(q, reconcile, concurrency=3, metrics=metrics))
         for i in range(10):
             q.add(str(i))
-        await wait_until(lambda: active == 3)
+        await eventually_async(lambda: active == 3, deadline=5.0, what="three reconciles at once")
         await anyio.sleep(0.01)
         assert active == 3
         assert len(q) == 7
         gate.set()
-        await wait_until(lambda: done == 10)
+        await eventually_async(lambda: done == 10, deadline=5.0, what="all ten reconciles")
         q.shut_down()
     assert peak == 3
 
@@ -199,7 +197,11 @@ async def test_error_retries_with_backoff_then_success_forgets():
     ):
         tg.start_soon(lambda: run_workers(q, reconcile, concurrency=2, metrics=metrics))
         q.add("k")
-        await wait_until(lambda: len(attempts) == 3 and q.failures("k") == 0)
+        await eventually_async(
+            lambda: len(attempts) == 3 and q.failures("k") == 0,
+            deadline=5.0,
+            what="three attempts, the last a success",
+        )
         q.shut_down()
     gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert gaps[0] >= 0.05
@@ -220,7 +222,7 @@ async def test_requeue_after_schedules_the_key_again():
     async with WorkQueue("q", metrics=metrics) as q, anyio.create_task_group() as tg:
         tg.start_soon(lambda: run_workers(q, reconcile, concurrency=1, metrics=metrics))
         q.add("k")
-        await wait_until(lambda: len(calls) == 2)
+        await eventually_async(lambda: len(calls) == 2, deadline=5.0, what="two calls")
         q.shut_down()
     assert metrics.reconciles.value(controller="q", result="requeue") == 1
 
@@ -240,7 +242,7 @@ async def test_shutdown_lets_in_flight_finish_and_starts_nothing_new():
         tg.start_soon(lambda: run_workers(q, reconcile, concurrency=1, metrics=metrics))
         q.add("a")
         q.add("b")
-        await wait_until(lambda: started == ["a"])
+        await eventually_async(lambda: started == ["a"], deadline=5.0, what="a to start")
         q.shut_down()
         gate.set()
         # run_workers returned only after "a" finished
@@ -252,7 +254,7 @@ async def test_resync_reenqueues_every_key():
     q = WorkQueue("q", metrics=Metrics())
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: resync_every(q, period=0.01, keys=lambda: ["x", "y"]))
-        await wait_until(lambda: len(q) == 2)
+        await eventually_async(lambda: len(q) == 2, deadline=5.0, what="two queued keys")
         tg.cancel_scope.cancel()
     assert q.pending() == {"x", "y"}
 

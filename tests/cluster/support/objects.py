@@ -1,24 +1,13 @@
-"""Sparse desired objects and helpers shared by the SSA cluster tests (no tests here).
+"""Sparse desired objects for the SSA cluster tests (no tests here).
 
 Every object is the minimum the real CRD schema accepts; the server fills in its defaults.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 IMAGE = "registry.example/app:1"
-
-
-def poll(check: Callable[[], bool], *, deadline: float = 30.0, what: str) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {deadline}s waiting for {what}")
 
 
 def meta(name: str, namespace: str, **extra: Any) -> dict[str, Any]:

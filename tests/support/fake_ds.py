@@ -26,7 +26,8 @@ import hashlib
 from typing import Any
 
 import orjson
-from test_agent_support import ApiFailure, Kube
+
+from tests.support.kube import ApiFailure, Kube
 
 DS_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{ns}/disaggregatedsets"
 LWS = "LeaderWorkerSet"

@@ -21,7 +21,7 @@ import yaml
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.desired import ref_of
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
 OUR_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 INPUT_MANAGER = "parity-input"

@@ -20,7 +20,7 @@ import yaml
 from syncagent.devcluster import versions
 from syncagent.devcluster.build import ensure_helm
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "helm" / "syncagent"
 RELEASE = "r1"
 RELEASE_NS = "syncagent-system"

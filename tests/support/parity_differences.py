@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from golden_contract import NOTEXISTS, STRICT
+
+from tests.support.golden_contract import NOTEXISTS, STRICT
 
 _HEADING = re.compile(r"^### (D\d+)\. (.+)$", re.MULTILINE)
 _SECTION_END = re.compile(r"^#{1,3} ", re.MULTILINE)

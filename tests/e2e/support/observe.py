@@ -1,5 +1,5 @@
-"""Helpers for the e2e tier (no tests here): graphs, waits on the real controllers' results, and
-the EndpointSlice recorder.
+"""What the real controllers did, read by the e2e tests (no tests here): graph and pod readiness,
+ready endpoints, and the EndpointSlice recorder.
 
 :class:`EndpointRecorder` watches the namespace's EndpointSlices (list, then a watch stream on
 its own connection) and, after every event, checks that each watched Service has at least one
@@ -16,17 +16,9 @@ from typing import Any
 
 import httpx2
 import orjson
-from test_agent_support import PATHS, Kube, condition, eventually
-from test_ds_harness import DGD, LWS, controller
 
-PATHS.update(
-    {
-        "EndpointSlice": "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
-        "Pod": "/api/v1/namespaces/{ns}/pods",
-        "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets",
-        "ControllerRevision": "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
-    }
-)
+from tests.support.kube import DGD, LWS, Kube, condition, controller
+from tests.support.polling import eventually
 
 # Real controllers take a few steps per change (scheduler, kwok, StatefulSet and LWS status);
 # a rollout takes several. Deadlines are generous for a shared 2-core machine.

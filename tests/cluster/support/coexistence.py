@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from test_agent_support import Kube
-from test_kubectl_support import Kubectl
+from tests.support.kube import Kube
+from tests.support.kubectl import Kubectl
 
 LABEL = ("team", "search")  # a cost-allocation label
 ANNOTATION = ("prometheus.io/scrape", "true")  # a scrape annotation

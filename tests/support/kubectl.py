@@ -27,7 +27,9 @@ from typing import Any
 
 import orjson
 import yaml
-from test_agent_support import Kube
+
+from tests.support.kube import Kube
+from tests.support.polling import eventually
 
 RUN_TIMEOUT = 60.0
 
@@ -137,11 +139,11 @@ class Fighter:
     def wait_applies(self, count: int, *, deadline: float) -> None:
         """Block until the fighter has applied ``count`` more times."""
         target = self.applies + count
-        start = time.monotonic()
-        while self.applies < target:
-            if time.monotonic() - start > deadline:
-                raise AssertionError(f"the fighter applied {self.applies} times, wanted {target}")
-            time.sleep(0.1)
+        eventually(
+            lambda: self.applies >= target,
+            deadline=deadline,
+            what=f"the fighter to apply {target} times in all",
+        )
 
 
 @dataclass(frozen=True)

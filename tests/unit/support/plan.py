@@ -14,7 +14,7 @@ from syncagent.inspect.planengine import Deleted, Recorded, Records, Refused
 from syncagent.inspect.planner import PlanRun
 from syncagent.ssa import ChangeSetEntry, Conflict
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "tools"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "tools"
 UPDATE = os.environ.get("SYNCAGENT_UPDATE_GOLDEN") == "1"
 NS = "demo"
 GRAPH_UID = "0b7c1d2e-0000-4000-8000-000000000001"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import syncagent
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "packaging" / "build-image"
 
 

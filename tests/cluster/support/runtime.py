@@ -1,31 +1,13 @@
-"""Helpers shared by the runtime cluster tests (no tests here)."""
+"""ConfigMaps, Events and etcd compaction for the runtime cluster tests (no tests here)."""
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import httpx2
 
 from syncagent.runtime.client import request_json
-
-
-async def eventually(
-    check: Callable[[], bool] | Callable[[], Awaitable[bool]], *, deadline: float, what: str
-) -> float:
-    """Poll ``check`` until true; returns the seconds it took. Fails after ``deadline``."""
-    start = anyio.current_time()
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return anyio.current_time() - start
-        if anyio.current_time() - start > deadline:
-            raise AssertionError(f"timed out after {deadline}s waiting for {what}")
-        await anyio.sleep(0.02)
 
 
 def config_map(

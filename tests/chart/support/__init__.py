@@ -1,0 +1,1 @@
+"""Test support of the chart tier (no tests here)."""

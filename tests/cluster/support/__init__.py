@@ -1,0 +1,1 @@
+"""Test support of the cluster tier (no tests here)."""

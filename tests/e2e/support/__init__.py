@@ -1,0 +1,1 @@
+"""Test support of the e2e tier (no tests here)."""

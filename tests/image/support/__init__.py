@@ -1,0 +1,1 @@
+"""Test support of the image tier (no tests here)."""

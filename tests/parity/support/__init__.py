@@ -1,0 +1,1 @@
+"""Test support of the parity tier (no tests here)."""

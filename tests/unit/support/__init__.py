@@ -1,0 +1,1 @@
+"""Test support of the unit tier (no tests here)."""
