@@ -7,12 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
-<<<<<<< HEAD
 from syncagent.programs.capabilities import Setting, capability_overrides
-=======
-from syncagent.runtime.capabilities import Setting, capability_overrides
 from tests.chart.support.render import CHART, RELEASE_NS, container, one, render
->>>>>>> main
 
 
 def render_values(values: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap
 
-from syncagent.ssa import ABSENT, Engine, PreconditionError
+from syncagent.ssa import ABSENT, ApplyOptions, Engine, PreconditionError
 from tests.cluster.support.objects import (
     configmap,
     deployment,
@@ -18,11 +18,6 @@ from tests.cluster.support.objects import (
     service,
 )
 
-<<<<<<< HEAD
-from syncagent.ssa import ABSENT, ApplyOptions, Engine, PreconditionError
-
-=======
->>>>>>> main
 MANAGER = "syncagent/tests-content"
 
 KINDS: dict[str, Callable[[str], dict]] = {

@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 from lightkube.resources.apps_v1 import Deployment
 
-<<<<<<< HEAD
 from syncagent.ssa import ApplyOptions, Engine
-=======
-from syncagent.ssa import Engine
 from tests.cluster.support.objects import configmap, deployment, refs_of
->>>>>>> main
 
 MANAGER = "syncagent/tests-content"
 
