@@ -22,6 +22,7 @@ from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
 from syncagent.programs.capabilities import Capabilities, Setting
 from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.registry import PROGRAMS
 from syncagent.programs.view import DictStore, Obj
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
@@ -42,24 +43,6 @@ DCD = "DynamoComponentDeployment"
 # (kubectl, GitOps); the plan only needs the server's view of it (defaults, validation, uid).
 INPUT_MANAGER = "syncagent-plan"
 
-# Kinds the programs read from their caches, as (apiVersion, kind).
-STORE_KINDS: tuple[tuple[str, str], ...] = (
-    ("nvidia.com/v1beta1", DGD),
-    ("nvidia.com/v1beta1", DCD),
-    ("apps/v1", "Deployment"),
-    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
-    ("disaggregatedset.x-k8s.io/v1", "DisaggregatedSet"),
-    ("grove.io/v1alpha1", "PodCliqueSet"),
-    ("grove.io/v1alpha1", "PodClique"),
-    ("grove.io/v1alpha1", "PodCliqueScalingGroup"),
-    ("v1", "Service"),
-    ("v1", "ServiceAccount"),
-    ("rbac.authorization.k8s.io/v1", "Role"),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-    ("v1", "Secret"),
-    ("v1", "ConfigMap"),
-    ("nvidia.com/v1alpha1", "DynamoCheckpoint"),
-)
 _SERVER_SET = ("managedFields", "uid", "creationTimestamp", "deletionTimestamp", "generation")
 _SERVER_SET += ("resourceVersion", "selfLink", "deletionGracePeriodSeconds")
 
@@ -81,15 +64,15 @@ class PlanRun:
 
 
 async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
-    served = await served_resources(client, caps_mod.GROUP_VERSIONS)
+    served = await served_resources(client, PROGRAMS.group_versions())
     return caps_mod.resolve(served, settings)
 
 
 async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
-    for api_version, kind in STORE_KINDS:
-        objects[kind] = await _list(engine, api_version, kind, namespace)
+    for kind in PROGRAMS.store_kinds():
+        objects[kind.kind] = await _list(engine, kind.api_version, kind.kind, namespace)
     return DictStore(objects)
 
 

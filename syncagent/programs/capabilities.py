@@ -25,14 +25,6 @@ LEADERWORKERSETS = GroupVersionResource("leaderworkerset.x-k8s.io", "v1", "leade
 DISAGGREGATEDSETS = GroupVersionResource("disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
 DYNAMOCHECKPOINTS = GroupVersionResource("nvidia.com", "v1alpha1", "dynamocheckpoints")
 
-# The group/versions the agent can use without being sure they are served (discovered).
-GROUP_VERSIONS: tuple[tuple[str, str], ...] = (
-    ("grove.io", "v1alpha1"),
-    ("leaderworkerset.x-k8s.io", "v1"),
-    ("disaggregatedset.x-k8s.io", "v1"),
-    ("nvidia.com", "v1alpha1"),
-)
-
 # What each pathway capability needs served, in the order the "is required" error names them.
 REQUIRES: Mapping[str, tuple[GroupVersionResource, ...]] = {
     GROVE: (PODCLIQUESETS,),

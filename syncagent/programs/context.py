@@ -9,13 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.programs import routing, status
 from syncagent.programs.base import NORMAL, WARNING, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
+
+
+def _default_registry() -> Registry:
+    from syncagent.programs.registry import PROGRAMS  # the registry imports the programs
+
+    return PROGRAMS
 
 
 @dataclass
@@ -30,6 +39,8 @@ class GraphContext:
     writer: Writer
     discovery_backend: str = "kubernetes"
     now: str = field(default_factory=status.now_rfc3339)
+    # The programs this agent runs (set by ``programs.graph.graph_context``).
+    programs: Registry = field(default_factory=_default_registry)
 
     @property
     def meta(self) -> Mapping[str, Any]:
@@ -70,7 +81,7 @@ def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] |
     previous = routing.RecordedRouting.from_status(ctx.previous.get("routing"))
     if keep:
         return previous.to_status() if previous else None
-    if previous is not None and previous.pathway is ctx.selection.pathway:
+    if previous is not None and previous.pathway == ctx.selection.pathway:
         return previous.to_status()
     return ctx.selection.record(ctx.annotations).to_status()
 
@@ -78,7 +89,7 @@ def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] |
 def pathway_condition(
     ctx: GraphContext, *, stale: Sequence[str] = (), message: str | None = None
 ) -> tuple[str, str, str]:
-    reason = ctx.selection.pathway.value
+    reason = ctx.selection.pathway
     if message is not None:
         return ("False", reason, message)
     if stale:

@@ -16,18 +16,22 @@ from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status
-from syncagent.programs.dispatch import dcd_component_names, run_program
+from syncagent.programs.program import Route
+from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.view import Obj, Store, controlled_by
 from syncagent.programs.writes import Writer
 
 log = logging.getLogger(__name__)
 
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
-
 
 def graph_context(
-    graph: Obj, caps: Capabilities, *, store: Store, writer: Writer, discovery_backend: str
+    graph: Obj,
+    caps: Capabilities,
+    *,
+    store: Store,
+    writer: Writer,
+    discovery_backend: str,
+    programs: Registry = PROGRAMS,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
     meta = graph.get("metadata") or {}
@@ -36,22 +40,13 @@ def graph_context(
     recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
     if recorded is None:
         uid, ns = str(meta.get("uid")), str(meta.get("namespace"))
-        owns = {
-            kind: any(controlled_by(o, uid) for o in store.list(kind, ns))
-            for kind in (DCD, "PodCliqueSet", "DisaggregatedSet")
-        }
-        recorded = routing.recorded_from_children(
-            annotations,
-            pcs=owns["PodCliqueSet"],
-            ds=owns["DisaggregatedSet"],
-            dcds=owns[DCD],
-        )
-    selection = routing.select_pathway(
-        annotations,
-        caps,
-        recorded=recorded,
-        ds_reason=lambda: routing.ds_ineligibility(components, caps),
-    )
+        owned = [
+            kind
+            for kind in programs.owned_kinds()
+            if any(controlled_by(o, uid) for o in store.list(kind.kind, ns))
+        ]
+        recorded = programs.recorded_from_children(annotations, owned)
+    selection = programs.select(Route(annotations, components, caps, recorded))
     return GraphContext(
         graph=graph,
         caps=caps,
@@ -60,6 +55,7 @@ def graph_context(
         store=store,
         writer=writer,
         discovery_backend=discovery_backend,
+        programs=programs,
     )
 
 
@@ -76,7 +72,7 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
         result = status.failed(status.VALIDATION_FAILED, message)
         previous = ctx.previous.get("components")
         return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
-    return await run_program(ctx)
+    return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
 
 
 def _validate(ctx: GraphContext) -> list[str]:
@@ -87,6 +83,9 @@ def _validate(ctx: GraphContext) -> list[str]:
         return [
             f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
         ]
-    dcd_components = dcd_component_names(ctx)
+    program = ctx.programs.by_pathway(ctx.selection.pathway)
+    dcd_components = program.dcd_components(
+        list((ctx.graph.get("spec") or {}).get("components") or [])
+    )
     problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
     return [str(p) for p in problems]

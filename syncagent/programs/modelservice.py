@@ -15,7 +15,7 @@ from typing import Any
 from fieldmanagers import services
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted
-from syncagent.programs.writes import RefusedError, Writer
+from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
@@ -54,14 +54,12 @@ async def ensure(
     current = controller_of(live)
     if current is not None and current.kind not in CO_OWNER_KINDS:
         raise RefusedError(
-            f"Service {rendered.namespace}/{rendered.name} is controlled by {current.describe()}"
+            f"Service/{rendered.namespace}/{rendered.name}",
+            f"Service {rendered.namespace}/{rendered.name} is controlled by {current.describe()}",
         )
     if current is None:
         if adoption_blockers(live, scheme=SCHEME):
-            raise RefusedError(
-                f"refusing to reconcile Service {rendered.name} because it is not controlled "
-                f"by {owner.kind} {rendered.namespace}/{owner.name}"
-            )
+            raise refused("Service", rendered.namespace, rendered.name, owner=owner)
         # The controller went away (garbage collection dropped its item): take control.
         live = await writer.set_controller(live, controller=owner, manager=rendered.manager)
     live = await writer.take_over(live, manager=rendered.manager) or live

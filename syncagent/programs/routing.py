@@ -1,25 +1,28 @@
-"""Pathway selection (spec/routing.md §2). Pure: no I/O.
+"""Routing vocabulary (spec/routing.md §2). Pure: no I/O.
 
-Capabilities (§1: discovery, ``--capability``, offline defaults) live in
-:mod:`syncagent.runtime.capabilities`; :func:`select_pathway` takes its snapshot and is
-recomputed on every reconcile, by the agent and by the offline commands alike.
+The precedence itself is the registry's (:mod:`syncagent.programs.registry`: each program
+claims the graph or not, in order); this module holds the recorded routing, the selection and
+the spec's texts of the routing conditions. Capabilities (§1) live in
+:mod:`syncagent.programs.capabilities`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.api import is_multinode_component
 from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.program import Claim
 
 ENABLE_GROVE = "nvidia.com/enable-grove"
 ENABLE_DS = "nvidia.com/enable-disaggregatedset"
 
 
-class Pathway(StrEnum):
+class Pathway:
+    """The built-in programs' pathway names; each program declares its own (``.pathway``)."""
+
     GROVE = "Grove"
     DISAGGREGATED_SET = "DisaggregatedSet"
     COMPONENT = "Component"
@@ -29,11 +32,11 @@ class Pathway(StrEnum):
 class RecordedRouting:
     """``status.routing``: the pathway and the raw grove annotation it was chosen under."""
 
-    pathway: Pathway
+    pathway: str
     grove_annotation: str | None = None
 
     def to_status(self) -> dict[str, str]:
-        out = {"pathway": self.pathway.value}
+        out = {"pathway": self.pathway}
         if self.grove_annotation is not None:
             out["groveAnnotation"] = self.grove_annotation
         return out
@@ -42,83 +45,39 @@ class RecordedRouting:
     def from_status(cls, routing: Mapping[str, Any] | None) -> RecordedRouting | None:
         if not routing or not routing.get("pathway"):
             return None
-        return cls(Pathway(routing["pathway"]), routing.get("groveAnnotation"))
-
-
-def recorded_from_children(
-    annotations: Mapping[str, str], *, pcs: bool, ds: bool, dcds: bool
-) -> RecordedRouting | None:
-    """Stand-in for a missing ``status.routing``: the one workload family the graph owns."""
-    if pcs and not ds and not dcds:
-        family = Pathway.GROVE
-    elif ds and not pcs:
-        family = Pathway.DISAGGREGATED_SET
-    elif dcds and not pcs and not ds:
-        family = Pathway.COMPONENT
-    else:
-        return None
-    return RecordedRouting(family, annotations.get(ENABLE_GROVE))
+        return cls(str(routing["pathway"]), routing.get("groveAnnotation"))
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The routing decision and what the conditions need to report it."""
+    """The routing decision (the registry's ``select``) and every program's claim, which the
+    conditions need to report it."""
 
-    pathway: Pathway
-    ds_wanted: bool
-    # the DS ineligibility reason when DS was wanted but fell back; "" otherwise
-    ds_reason: str = ""
-    # Grove would take the graph but the routed-graph exception keeps it in place
-    grove_held_back: bool = False
+    pathway: str
+    claims: Mapping[str, Claim] = field(default_factory=dict)
+
+    def claim(self, pathway: str) -> Claim:
+        return self.claims.get(pathway) or Claim(False)
 
     def record(self, annotations: Mapping[str, str]) -> RecordedRouting:
         return RecordedRouting(self.pathway, annotations.get(ENABLE_GROVE))
 
 
-def select_pathway(
-    annotations: Mapping[str, str],
-    caps: Capabilities,
-    *,
-    recorded: RecordedRouting | None,
-    ds_reason: Callable[[], str],
-) -> Selection:
-    """Grove > opt-in DisaggregatedSet > Component (routing.md §2).
-
-    ``ds_reason`` returns the DS ineligibility reason (:func:`ds_ineligibility`); it is only
-    called when DS is wanted and Grove did not take the graph.
-    """
-    grove_value = annotations.get(ENABLE_GROVE)
-    grove_allowed = caps.grove and (grove_value or "").lower() != "false"
-    held_back = (
-        grove_allowed
-        and recorded is not None
-        and recorded.pathway is not Pathway.GROVE
-        and grove_value == recorded.grove_annotation
-    )
-    ds_wanted = (annotations.get(ENABLE_DS) or "").lower() == "true"
-    if grove_allowed and not held_back:
-        return Selection(Pathway.GROVE, ds_wanted)
-    if ds_wanted:
-        reason = ds_reason()
-        pathway = Pathway.COMPONENT if reason else Pathway.DISAGGREGATED_SET
-        return Selection(pathway, ds_wanted, reason, grove_held_back=held_back)
-    return Selection(Pathway.COMPONENT, ds_wanted, grove_held_back=held_back)
-
-
 def ds_eligible_condition(selection: Selection) -> tuple[str, str, str] | None:
     """``(status, reason, message)`` of ``DisaggregatedSetEligible``; ``None`` = remove it."""
-    if not selection.ds_wanted:
+    ds = selection.claim(Pathway.DISAGGREGATED_SET)
+    if not ds.wanted:
         return None
-    if selection.pathway is Pathway.GROVE:
+    if selection.pathway == Pathway.GROVE:
         return (
             "False",
             "GroveSelected",
             'Grove pathway takes precedence; set nvidia.com/enable-grove: "false" to use '
             "DisaggregatedSet",
         )
-    if selection.pathway is Pathway.DISAGGREGATED_SET:
+    if selection.pathway == Pathway.DISAGGREGATED_SET:
         return ("True", "Selected", "DisaggregatedSet pathway selected")
-    return ("False", "FallbackToComponentProgram", selection.ds_reason)
+    return ("False", "FallbackToComponentProgram", ds.reason)
 
 
 WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
@@ -158,7 +117,7 @@ def ds_ineligibility(components: Sequence[Mapping[str, Any]], caps: Capabilities
 
 def pathway_message(selection: Selection) -> str:
     """``WorkloadPathway`` message when no stale object remains."""
-    text = f"workloads are served by the {selection.pathway.value} pathway"
-    if selection.grove_held_back:
+    text = f"workloads are served by the {selection.pathway} pathway"
+    if selection.claim(Pathway.GROVE).held_back:
         text += '; Grove is available: set nvidia.com/enable-grove: "true" to move this graph to it'
     return text

@@ -20,7 +20,7 @@ from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
-from syncagent.programs.writes import RefusedError, Writer
+from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
@@ -38,10 +38,7 @@ def check_service(
     current = controller_of(live)
     if current is None:
         if adoption_blockers(live, scheme=SCHEME):
-            raise RefusedError(
-                f"refusing to reconcile Service {name} because it is not controlled by "
-                f"{graph.kind} {namespace}/{graph.name}"
-            )
+            raise refused("Service", namespace, name, owner=graph)
         return None
     if current.uid == graph.uid:
         return None
@@ -49,10 +46,14 @@ def check_service(
         return current
     if current.kind == DCD:
         raise RefusedError(
+            f"Service/{namespace}/{name}",
             f"Service {namespace}/{name} is controlled by unrelated DynamoComponentDeployment "
-            f"{current.name}"
+            f"{current.name}",
         )
-    raise RefusedError(f"Service {namespace}/{name} is controlled by {current.describe()}")
+    raise RefusedError(
+        f"Service/{namespace}/{name}",
+        f"Service {namespace}/{name} is controlled by {current.describe()}",
+    )
 
 
 def with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:

@@ -29,10 +29,10 @@ from syncagent.ssa import (
     Engine,
     OnConflict,
     OwnerRef,
+    OwnershipError,
     SsaError,
-    adoption_blockers,
     apply_controlled,
-    controller_of,
+    control_refusal,
     ref_of,
     set_controller,
 )
@@ -41,18 +41,24 @@ from syncagent.ssa.takeover import needs_takeover, take_over
 log = logging.getLogger(__name__)
 
 
-class RefusedError(Exception):
-    """The object is controlled by someone else (or not adoptable): nothing was written."""
+class RefusedError(OwnershipError):
+    """The object is controlled by someone else (or not adoptable): nothing was written.
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    ``str()`` starts with the object's ``Kind/namespace/name`` (logs, exceptions);
+    ``message`` is the spec's refusal text for conditions and events (lifecycle.md §4).
+    """
+
+    @property
+    def message(self) -> str:
+        return self.detail
 
 
-def refusal(kind: str, name: str, owner: OwnerRef, namespace: str) -> str:
-    return (
+def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> RefusedError:
+    """The refusal of routing.md §3: ``refusing to reconcile <Kind> <name> because ...``."""
+    return RefusedError(
+        f"{kind}/{namespace}/{name}",
         f"refusing to reconcile {kind} {name} because it is not controlled by "
-        f"{owner.kind} {namespace}/{owner.name}"
+        f"{owner.kind} {namespace}/{owner.name}",
     )
 
 
@@ -73,14 +79,8 @@ class Writer:
         self, rendered: Rendered, live: Mapping[str, Any] | None, owner: OwnerRef
     ) -> None:
         """Raise :class:`RefusedError` unless ``live`` is absent, ours, or adoptable."""
-        if live is None:
-            return
-        current = controller_of(live)
-        if current is not None and current.uid == owner.uid:
-            return
-        if current is None and not adoption_blockers(live, scheme=SCHEME):
-            return
-        raise RefusedError(refusal(rendered.kind, rendered.name, owner, rendered.namespace))
+        if live is not None and control_refusal(live, owner, scheme=SCHEME) is not None:
+            raise refused(rendered.kind, rendered.namespace, rendered.name, owner=owner)
 
     async def apply_owned(
         self,

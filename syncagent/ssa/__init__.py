@@ -18,9 +18,10 @@ from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.changeset import Action, ChangeSetEntry
 from syncagent.ssa.counter import RequestCounter
 from syncagent.ssa.desired import check_desired, digest, ref_of
-from syncagent.ssa.engine import ApplyAllError, Engine
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.errors import (
     ApiError,
+    ApplyAllError,
     Conflict,
     ConflictError,
     DesiredObjectError,
@@ -39,6 +40,7 @@ from syncagent.ssa.ownership import (
     OwnershipScheme,
     adoption_blockers,
     apply_controlled,
+    control_refusal,
     controller_of,
     is_adoptable,
     join,
@@ -80,6 +82,7 @@ __all__ = [
     "apply_controlled",
     "blame",
     "check_desired",
+    "control_refusal",
     "controller_of",
     "decode",
     "digest",

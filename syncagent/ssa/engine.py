@@ -16,58 +16,32 @@ server-side dry runs (``syncagent plan`` runs the programs on such an engine).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
+from syncagent.ssa.applyplan import ApplyPlan as _Plan
 from syncagent.ssa.cache import CacheKey, ConvergenceCache
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
 from syncagent.ssa.desired import check_desired, digest, ref_of, without
-from syncagent.ssa.errors import Conflict, ConflictError, DesiredObjectError, SsaError
+from syncagent.ssa.errors import (
+    ApplyAllError,
+    Conflict,
+    ConflictError,
+    DesiredObjectError,
+    SsaError,
+)
+from syncagent.ssa.managedfields import managed_fields_patch
 from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 
 # Dry runs one apply may make while yielding paths, before it forces what still conflicts.
 _YIELD_ROUNDS = 3
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
-
-
-@dataclass
-class _Plan:
-    desired: Mapping[str, Any]
-    ref: ObjectRef
-    key: CacheKey
-    digest: str
-    options: ApplyOptions
-    live: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    conflicts: tuple[Conflict, ...] = ()
-    yielded: tuple[Conflict, ...] = ()
-    differences: tuple[str, ...] = ()
-    converged: bool = False
-    error: SsaError | None = field(default=None, repr=False)
-
-    @property
-    def manager(self) -> str:
-        return self.options.manager
-
-    @property
-    def subresource(self) -> str:
-        return self.options.subresource
-
-
-class ApplyAllError(SsaError):
-    """Some objects of an ``apply_all`` failed; the others were applied."""
-
-    def __init__(self, entries: list[ChangeSetEntry], errors: list[SsaError]) -> None:
-        super().__init__(errors[0].subject, "; ".join(str(e) for e in errors))
-        self.entries = entries
-        self.errors = errors
 
 
 class Engine:
@@ -404,18 +378,3 @@ def _rv(obj: Mapping[str, Any] | None) -> str:
     if not obj:
         return ""
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def managed_fields_patch(
-    managed_fields: list[dict[str, Any]], resource_version: str
-) -> list[dict[str, Any]]:
-    """A JSON patch replacing managedFields (nothing else), guarded by the resourceVersion.
-
-    Replacing (not testing) the resourceVersion makes it a precondition of the write, so a
-    concurrent change fails with 409 Conflict from storage rather than a patch error (as
-    client-go's csaupgrade does).
-    """
-    return [
-        {"op": "replace", "path": "/metadata/managedFields", "value": managed_fields},
-        {"op": "replace", "path": "/metadata/resourceVersion", "value": resource_version},
-    ]

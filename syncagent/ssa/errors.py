@@ -196,3 +196,12 @@ def parse_conflicts(causes: Sequence[Mapping[str, Any]]) -> list[Conflict]:
         api_version = (match.group("api") or "").rstrip(":") if match else ""
         out.append(Conflict(readable(str(cause.get("field") or "")), manager, api_version))
     return out
+
+
+class ApplyAllError(SsaError):
+    """Some objects of an ``apply_all`` failed; the others were applied."""
+
+    def __init__(self, entries: list[Any], errors: list[SsaError]) -> None:
+        super().__init__(errors[0].subject, "; ".join(str(e) for e in errors))
+        self.entries = entries
+        self.errors = errors

@@ -155,18 +155,29 @@ def _check_may_control(
 ) -> None:
     if Body(live).being_deleted:
         raise OwnershipError(subject, "is being deleted; treat it as absent and retry later")
+    problem = control_refusal(live, controller, scheme=scheme)
+    if problem is not None:
+        raise OwnershipError(subject, problem)
+
+
+def control_refusal(
+    live: Mapping[str, Any], controller: OwnerRef, *, scheme: OwnershipScheme
+) -> str | None:
+    """Why ``controller`` may not take ``live`` (None: it controls it already, or may adopt it).
+
+    The one ownership check (design.md §4.3): the engine's ``apply_controlled`` raises it as an
+    :class:`OwnershipError`; programs check it before their first write and report the spec's
+    refusal text.
+    """
     current = controller_of(live)
     if current is not None and current.uid != controller.uid:
-        raise OwnershipError(
-            subject,
+        return (
             f"is controlled by {current.describe()}, not {controller.describe()}; refusing to "
-            "change it (remove that controller reference or delete the object first)",
+            "change it (remove that controller reference or delete the object first)"
         )
     if current is None and (blockers := adoption_blockers(live, scheme=scheme)):
-        raise OwnershipError(
-            subject,
-            f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first",
-        )
+        return f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first"
+    return None
 
 
 async def set_controller(

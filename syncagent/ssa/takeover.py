@@ -31,9 +31,9 @@ from typing import Any
 
 from syncagent.ssa import fieldsets
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import Engine, managed_fields_patch
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.fieldsets import FieldSelector, FieldsV1
-from syncagent.ssa.managedfields import decode_fields
+from syncagent.ssa.managedfields import decode_fields, managed_fields_patch
 from syncagent.ssa.paths import render
 
 _OWNER_REFS = "f:ownerReferences"

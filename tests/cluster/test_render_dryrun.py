@@ -17,7 +17,7 @@ from lightkube import Client, codecs
 from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
-from syncagent.cli.render import render_object
+from syncagent.cli.commands.render import render_object
 from syncagent.devcluster import ControlPlane
 from syncagent.programs import capabilities
 from syncagent.render import Rendered

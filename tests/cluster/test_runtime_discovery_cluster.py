@@ -9,6 +9,7 @@ from syncagent.programs.capabilities import (
     PODCLIQUESETS,
     Setting,
 )
+from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.discovery import Discovery, served_resources
 from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics
@@ -44,7 +45,7 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
     discovery = Discovery(
         async_client,
         resolve=caps.resolver(caps.capability_overrides(())),
-        group_versions=caps.GROUP_VERSIONS,
+        group_versions=PROGRAMS.group_versions(),
         metrics=metrics,
     )
     changes = []
@@ -67,7 +68,7 @@ async def test_overrides_switch_pathways_off_but_not_the_apis(async_client):
     discovery = Discovery(
         async_client,
         resolve=caps.resolver(settings),
-        group_versions=caps.GROUP_VERSIONS,
+        group_versions=PROGRAMS.group_versions(),
         metrics=Metrics(),
     )
     got = await discovery.start()

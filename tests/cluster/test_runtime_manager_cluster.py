@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from syncagent.programs import capabilities as caps
+from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.cache import enqueue, self_key
 from syncagent.runtime.client import request_json
 from syncagent.runtime.leader import LeaseConfig, micro_time
@@ -49,7 +50,7 @@ class Agent:
             lease=lease,
             handle_signals=False,
             shutdown_grace=10,
-            group_versions=caps.GROUP_VERSIONS,
+            group_versions=PROGRAMS.group_versions(),
             resolve=caps.resolver(caps.capability_overrides(())),
         )
         self.manager = Manager(client, options, metrics=Metrics())

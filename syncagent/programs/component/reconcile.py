@@ -56,8 +56,8 @@ def _checkpoint_ref(component: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class ComponentProgram:
-    """Reconciles a graph routed to the Component pathway."""
+class ComponentReconcile:
+    """One reconcile of a graph routed to the Component pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = _components(ctx.graph)

@@ -25,6 +25,7 @@ from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
 from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
@@ -45,10 +46,6 @@ OWN_WRITE_LAG_RETRY = 0.1
 GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
 
 
-class RetryLater(Exception):
-    """The reconcile ended in an error after its status was persisted: back off and retry."""
-
-
 @dataclass
 class Reconcilers:
     """The DGD and DCD reconcilers of one agent, sharing the engine, caches and recorder."""
@@ -60,6 +57,7 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
+    programs: Registry = PROGRAMS
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -91,6 +89,7 @@ class Reconcilers:
             store=self.store,
             writer=writer,
             discovery_backend=self.discovery_backend,
+            programs=self.programs,
         )
 
     async def run_graph(self, ctx: GraphContext) -> ProgramResult:
@@ -114,7 +113,8 @@ class Reconcilers:
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:
-            raise RetryLater(f"{ctx.ref}: {_ready_message(outcome.status)}")
+            # The error is in the persisted status already: back off and retry.
+            return Result(error=f"{ctx.ref}: {_ready_message(outcome.status)}")
         return _requeue(outcome.requeue_after, ctx.writer.requeue_after)
 
     # -- DCD ----------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ class Reconcilers:
         )
         self._emit(dcd, outcome.events + _component_error_events(dcd, outcome.status))
         if outcome.retry:
-            raise RetryLater(f"{ctx.ref}: {_available_message(outcome.status)}")
+            return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
         return _requeue(writer.requeue_after)
 
     def _graph_gone(self, dcd: Obj) -> bool:
