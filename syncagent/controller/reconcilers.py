@@ -19,6 +19,7 @@ from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
+from syncagent.kube.objects import Body
 from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
@@ -73,7 +74,7 @@ class Reconcilers:
             return None
         if caps is None:
             return Result(requeue_after=1.0)
-        version = str((graph.get("metadata") or {}).get("resourceVersion"))
+        version = Body(graph).meta.resource_version
         if self._superseded.get(key) == version:
             return Result(requeue_after=OWN_WRITE_LAG_RETRY)
         self._superseded.pop(key, None)
@@ -106,7 +107,9 @@ class Reconcilers:
             # A stale read: persist nothing, emit nothing, and look again with the new object.
             # The watch event of the newer graph re-queues it at once; this is only a fallback,
             # delayed so a cache that lags (a watch reconnecting) does not spin the key.
-            log.info("graph changed during reconcile; requeued", extra={"object": ctx.ref})
+            log.info(
+                f"{ctx.ref}: graph changed during reconcile; requeued", extra={"object": ctx.ref}
+            )
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
             self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
@@ -153,15 +156,12 @@ class Reconcilers:
         """A DCD of a graph that no longer exists is garbage collection's (or, while it lacks
         its controller reference, its graph's) business: rendering it would create workloads
         and, as a seemingly standalone DCD, a discovery identity nobody cleans up."""
-        meta = dcd.get("metadata") or {}
-        namespace = str(meta.get("namespace"))
-        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
-        graph_ref = next((r for r in refs if r.get("kind") == DGD), None)
-        if graph_ref is not None:
-            live = self.store.get(DGD, namespace, str(graph_ref.get("name")))
-            return live is None or (live.get("metadata") or {}).get("uid") != graph_ref.get("uid")
-        graph_name = (meta.get("labels") or {}).get(GRAPH_LABEL)
-        return not refs and bool(graph_name)
+        view = Body(dcd)
+        controller = view.controller
+        if controller is not None and controller.kind == DGD:
+            live = self.store.get(DGD, view.meta.namespace, controller.name)
+            return live is None or Body(live).meta.uid != controller.uid
+        return controller is None and bool(view.meta.labels.get(GRAPH_LABEL))
 
     # -- shared -------------------------------------------------------------------------------
     async def _write_status(

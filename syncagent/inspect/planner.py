@@ -18,6 +18,7 @@ from typing import Any
 from lightkube import AsyncClient
 
 from syncagent.inspect.planengine import PlanEngine
+from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
 from syncagent.programs.capabilities import Capabilities, Setting
@@ -137,8 +138,7 @@ async def _plan(
             stores[ns] = await read_store(engine, ns)
             for objs in stores[ns].objects.values():
                 for obj in objs:
-                    meta = obj.get("metadata") or {}
-                    run.live[f"{obj['kind']}/{ns}/{meta.get('name')}"] = obj
+                    run.live[f"{obj['kind']}/{ns}/{Body(obj).meta.name}"] = obj
         store = stores[ns]
         input_entry = await _plan_input(engine, user, store, body)
         run.inputs.append(InputRow(input_entry.subject, input_entry))
@@ -221,16 +221,15 @@ def _keep_server_metadata(meta: Mapping[str, Any], live: Mapping[str, Any]) -> d
 
 
 def _rv(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return Body(obj).meta.resource_version
 
 
 def _replace(store: DictStore, obj: Obj) -> None:
-    kind, meta = obj["kind"], obj.get("metadata") or {}
+    kind, meta = obj["kind"], Body(obj).meta
     keep = [
         o
         for o in store.objects.get(kind, [])
-        if (o.get("metadata") or {}).get("name") != meta.get("name")
-        or (o.get("metadata") or {}).get("namespace") != meta.get("namespace")
+        if (Body(o).meta.name, Body(o).meta.namespace) != (meta.name, meta.namespace)
     ]
     store.objects[kind] = [*keep, obj]
 
@@ -272,13 +271,9 @@ def _sync_store(store: DictStore, engine: PlanEngine) -> None:
     for obj in engine.records.composed.values():
         _replace(store, obj)
     for deleted in engine.records.deletes:
-        meta = deleted.live.get("metadata") or {}
+        uid = Body(deleted.live).meta.uid
         kind = str(deleted.live.get("kind"))
-        store.objects[kind] = [
-            o
-            for o in store.objects.get(kind, [])
-            if (o.get("metadata") or {}).get("uid") != meta.get("uid")
-        ]
+        store.objects[kind] = [o for o in store.objects.get(kind, []) if Body(o).meta.uid != uid]
 
 
 def _deleted(run: PlanRun, subject: str) -> bool:
@@ -307,7 +302,7 @@ async def plan_live_graph(
     return await plan_documents(
         client,
         [graph],
-        namespace=str((graph.get("metadata") or {}).get("namespace") or "default"),
+        namespace=Body(graph).meta.namespace or "default",
         settings=settings,
         discovery_backend=discovery_backend,
         counter=counter,

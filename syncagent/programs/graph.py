@@ -12,6 +12,7 @@ import logging
 from pydantic import ValidationError
 
 from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import Capabilities
@@ -34,12 +35,12 @@ def graph_context(
     programs: Registry = PROGRAMS,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
-    meta = graph.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
+    meta = Body(graph).meta
+    annotations = meta.annotations
     components = list((graph.get("spec") or {}).get("components") or [])
     recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
     if recorded is None:
-        uid, ns = str(meta.get("uid")), str(meta.get("namespace"))
+        uid, ns = meta.uid, meta.namespace
         owned = [
             kind
             for kind in programs.owned_kinds()
@@ -47,6 +48,7 @@ def graph_context(
         ]
         recorded = programs.recorded_from_children(annotations, owned)
     selection = programs.select(Route(annotations, components, caps, recorded))
+    model, problems = parse(graph)
     return GraphContext(
         graph=graph,
         caps=caps,
@@ -56,7 +58,19 @@ def graph_context(
         writer=writer,
         discovery_backend=discovery_backend,
         programs=programs,
+        model=model,
+        problems=problems,
     )
+
+
+def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
+    """The graph as the typed model, parsed once per reconcile, or why it does not parse."""
+    try:
+        return DynamoGraphDeployment.model_validate(graph), ()
+    except ValidationError as err:
+        return None, tuple(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
+        )
 
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:
@@ -77,12 +91,11 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
 
 def _validate(ctx: GraphContext) -> list[str]:
     """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
-    try:
-        model = DynamoGraphDeployment.model_validate(ctx.graph)
-    except ValidationError as err:
-        return [
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
-        ]
+    model, problems = (ctx.model, ctx.problems)
+    if model is None and not problems:  # a context built by hand (tests): parse it now
+        model, problems = parse(ctx.graph)
+    if model is None:
+        return list(problems)
     program = ctx.programs.by_pathway(ctx.selection.pathway)
     dcd_components = program.dcd_components(
         list((ctx.graph.get("spec") or {}).get("components") or [])

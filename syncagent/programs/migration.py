@@ -13,6 +13,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from syncagent.kube.kinds import Kind
+from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.removal import WORKLOAD_KINDS
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
@@ -25,7 +26,7 @@ DCD = "DynamoComponentDeployment"
 
 
 def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name"))
+    return Body(obj).meta.name
 
 
 def owned(store: Store, kind: str, namespace: str, uid: str) -> list[Obj]:
@@ -58,12 +59,12 @@ async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) 
     """Delete one stale workload object (a DCD with its workloads); ``StaleWorkloadDeleted``."""
     if being_deleted(obj):
         return
-    meta = obj.get("metadata") or {}
+    meta = Body(obj).meta
     kind = str(obj.get("kind"))
     if kind == DCD:
         for workload_kind in WORKLOAD_KINDS:
-            for child in store.list(workload_kind, str(meta.get("namespace"))):
-                if controlled_by(child, str(meta.get("uid"))) and not being_deleted(child):
+            for child in store.list(workload_kind, meta.namespace):
+                if controlled_by(child, meta.uid) and not being_deleted(child):
                     await writer.delete(child, event=False)
     gone = await writer.delete(obj, event=False)
     if gone:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
+from syncagent.kube.objects import Body
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.writes import RefusedError, Writer, refused
@@ -35,7 +36,7 @@ CO_OWNER_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"
 
 
 def _items(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return [dict(item) for item in Body(obj).meta.owner_references]
 
 
 async def ensure(
@@ -95,14 +96,15 @@ def _is_model_service(meta: Mapping[str, Any]) -> bool:
 
 async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
     others = [i for i in _items(svc) if i.get("uid") != owner.uid]
-    meta = svc.get("metadata") or {}
+    meta = Body(svc).meta
     if not others:
         try:
-            await writer.engine.delete(
-                svc, uid=str(meta.get("uid")), resource_version=str(meta.get("resourceVersion"))
-            )
+            await writer.engine.delete(svc, uid=meta.uid, resource_version=meta.resource_version)
         except PreconditionError:
-            log.info("model Service changed; deciding again", extra={"service": meta.get("name")})
+            log.info(
+                f"{Body(svc).subject}: model Service changed; deciding again",
+                extra={"service": meta.name},
+            )
         return
     current = controller_of(svc)
     if current is not None and current.uid == owner.uid:

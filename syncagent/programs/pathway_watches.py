@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from syncagent.kube import kinds
+from syncagent.kube.objects import Body
 from syncagent.programs.view import Store
 from syncagent.runtime.cache import controller_owner_key, object_key
 
@@ -27,7 +28,7 @@ def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
             if ref.get("apiVersion") != ds_kind.api_version:
                 continue
             ds = store.get(ds_kind.kind, namespace, str(ref.get("name")))
-            if ds is None or (ds.get("metadata") or {}).get("uid") != ref.get("uid"):
+            if ds is None or Body(ds).meta.uid != ref.get("uid"):
                 return []
             return list(graph_of(ds))
         return []

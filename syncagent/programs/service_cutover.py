@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.ownership import SCHEME
@@ -144,27 +144,22 @@ async def delete_stale_services(
 ) -> None:
     """Component Services the graph controls and no longer wants; model Services it left."""
     for svc in store.list("Service", namespace):
-        meta = svc.get("metadata") or {}
-        if being_deleted(svc) or meta.get("name") in keep:
+        if being_deleted(svc) or Body(svc).meta.name in keep:
             continue
         if _is_model_service(svc):
             continue
         if controlled_by(svc, graph.uid):
             await writer.delete(svc)
     for svc in store.list("Service", namespace):
-        meta = svc.get("metadata") or {}
-        if meta.get("name") in keep_models or being_deleted(svc):
+        if Body(svc).meta.name in keep_models or being_deleted(svc):
             continue
         if not _is_model_service(svc):
             continue
-        refs: list[dict[str, Any]] = list(meta.get("ownerReferences") or [])
-        if any(r.get("uid") == graph.uid for r in refs):
+        if Body(svc).owned_by(graph.uid):
             await modelservice.leave_one(writer, svc, owner=graph)
 
 
 def _is_model_service(svc: Obj) -> bool:
     """Component Services carry the model-hash label too; the name tells them apart."""
-    meta = svc.get("metadata") or {}
-    return str(meta.get("name") or "").startswith(MODEL_SERVICE_PREFIX) and bool(
-        (meta.get("labels") or {}).get(L.BASE_MODEL_HASH)
-    )
+    meta = Body(svc).meta
+    return meta.name.startswith(MODEL_SERVICE_PREFIX) and bool(meta.labels.get(L.BASE_MODEL_HASH))

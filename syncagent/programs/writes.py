@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import is_ours
+from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
@@ -141,7 +142,10 @@ class Writer:
         if live is None or not needs_takeover(live, policy=POLICY):
             return live
         result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
-        log.info("took over field ownership", extra={"object": ref_of(live).subject})
+        log.info(
+            f"{ref_of(live).subject}: took over field ownership",
+            extra={"object": ref_of(live).subject},
+        )
         return result.object
 
     async def set_controller(
@@ -182,16 +186,14 @@ class Writer:
 
     async def delete(self, obj: Mapping[str, Any], *, event: bool = True) -> bool:
         """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``."""
-        meta = obj.get("metadata") or {}
-        gone = await self.engine.delete(obj, uid=str(meta.get("uid") or ""))
+        meta = Body(obj).meta
+        gone = await self.engine.delete(obj, uid=meta.uid)
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
-        log.info(
-            "deleted",
-            extra={"object": f"{kind}/{meta.get('namespace')}/{meta.get('name')}"},
-        )
+        subject = f"{kind}/{meta.namespace}/{meta.name}"
+        log.info(f"{subject}: deleted", extra={"object": subject})
         if gone and event:
-            self.events.append(write_event("deleted", kind, str(meta.get("name")), on=self.on))
+            self.events.append(write_event("deleted", kind, meta.name, on=self.on))
         return gone
 
     def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
@@ -269,16 +271,16 @@ def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> Queu
 
 
 def _uid(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+    return Body(obj).meta.uid
 
 
 def _orphan(obj: Mapping[str, Any], *, expected_uid: str) -> bool:
     """A new object (another UID) that no owner holds: our write created it, so it is ours
     to remove. Someone else's replacement would carry their owner or fields, and stays."""
-    meta = obj.get("metadata") or {}
-    if _uid(obj) in ("", expected_uid) or meta.get("ownerReferences"):
+    meta = Body(obj).meta
+    if meta.uid in ("", expected_uid) or meta.owner_references:
         return False
-    return all(is_ours(str(m.get("manager") or "")) for m in meta.get("managedFields") or ())
+    return all(is_ours(str(m.get("manager") or "")) for m in meta.managed_fields)
 
 
 def _visible(entry: ChangeSetEntry) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.kube import kinds
+from syncagent.kube.objects import Body
 from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, pathway_condition
@@ -30,7 +31,7 @@ PATHWAY = Pathway.COMPONENT
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("name") or "")
+    return Body(obj).meta.name
 
 
 async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
@@ -104,9 +105,7 @@ async def _move_model(
     current = controller_of(live)
     if current is not None and current.uid == graph.uid:
         live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
-    if any(
-        r.get("uid") == graph.uid for r in (live.get("metadata") or {}).get("ownerReferences") or ()
-    ):
+    if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
         await leave(ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live)
 
 

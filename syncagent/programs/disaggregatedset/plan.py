@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.kube.objects import Body
 from syncagent.programs import ds_readiness, migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext
@@ -138,15 +139,16 @@ def replicas(component: Mapping[str, Any]) -> int:
 
 
 def uid_of(obj: Obj | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+    return Body(obj).meta.uid
 
 
 def name_of(obj: Obj | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("name") or "")
+    return Body(obj).meta.name
 
 
 def spec_name(dcd: Obj) -> str:
-    return str((dcd.get("spec") or {}).get("name") or (dcd.get("metadata") or {}).get("name"))
+    view = Body(dcd)
+    return str(view.spec.get("name") or view.meta.name)
 
 
 def stub(name: str, namespace: str) -> Rendered:

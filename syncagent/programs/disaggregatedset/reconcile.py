@@ -24,7 +24,7 @@ from syncagent.programs import (
     waitleader,
 )
 from syncagent.programs.base import ProgramResult
-from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.context import GraphContext, build_status, failed
 from syncagent.programs.disaggregatedset import services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
@@ -76,11 +76,11 @@ class DsReconcile:
         try:
             return await self._reconcile(ctx)
         except RefusedError as err:
-            return _failed(ctx, err.message, refused=True)
+            return failed(ctx, err.message, refused=True)
         except RenderError as err:
-            return _failed(ctx, err.message)
+            return failed(ctx, err.message)
         except SsaError as err:
-            return _failed(ctx, str(err))
+            return failed(ctx, str(err))
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         plan = prepare(ctx)
@@ -229,13 +229,6 @@ def _zero_status(ctx: GraphContext, component: Mapping[str, Any], runtime: str) 
         "replicas": 0,
         "updatedReplicas": 0,
     }
-
-
-def _failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
-    log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
-    result = status.failed(status.RECONCILE_FAILED, message)
-    built = build_status(ctx, result, components=ctx.previous.get("components"))
-    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
 
 
 __all__ = ["DsReconcile"]

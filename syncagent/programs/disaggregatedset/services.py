@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from syncagent.kube import kinds
 from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
-from syncagent.programs.disaggregatedset.plan import Plan, components_of, name_of, spec_name
+from syncagent.programs.disaggregatedset.plan import (
+    Plan,
+    components_of,
+    name_of,
+    spec_name,
+    uid_of,
+)
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, being_deleted
 from syncagent.render import (
@@ -38,12 +44,8 @@ async def services(
 ) -> bool:
     """Services of selected components and their models; whether all are the graph's."""
     graph = owner_of(ctx.graph)
-    our_dcds = {str((d.get("metadata") or {}).get("uid")) for d in plan.live_dcds}
-    selected_dcds = {
-        str((d.get("metadata") or {}).get("uid"))
-        for d in plan.live_dcds
-        if spec_name(d) in plan.selected_names
-    }
+    our_dcds = {uid_of(d) for d in plan.live_dcds}
+    selected_dcds = {uid_of(d) for d in plan.live_dcds if spec_name(d) in plan.selected_names}
     owned = True
     models: dict[str, Rendered] = {}
     for dcd in plan.dcds:

@@ -14,10 +14,11 @@ from typing import Any
 
 from syncagent.api import is_multinode_component
 from syncagent.kube import kinds
+from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.context import GraphContext, build_status, failed
 from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
@@ -71,11 +72,11 @@ class GroveReconcile:
         try:
             return await self._reconcile(ctx)
         except RefusedError as err:
-            return _failed(ctx, err.message, refused=True)
+            return failed(ctx, err.message, refused=True)
         except (RenderError, _CliqueSetChanged) as err:
-            return _failed(ctx, err.message)
+            return failed(ctx, err.message)
         except SsaError as err:
-            return _failed(ctx, str(err))
+            return failed(ctx, str(err))
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = list((ctx.graph.get("spec") or {}).get("components") or [])
@@ -172,8 +173,7 @@ class GroveReconcile:
     ) -> None:
         graph = owner_of(ctx.graph)
         our_dcds = {
-            str((d.get("metadata") or {}).get("uid"))
-            for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+            Body(d).meta.uid for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
         }
         models: dict[str, Rendered] = {}
         for dcd in dcds:
@@ -263,13 +263,6 @@ def _component_statuses(
         child.component: component_status(child, obj, runtime_namespace=runtime[child.component])
         for child, obj in children
     }
-
-
-def _failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
-    log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
-    result = status.failed(status.RECONCILE_FAILED, message)
-    built = build_status(ctx, result, components=ctx.previous.get("components"))
-    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
 
 
 __all__ = ["GroveReconcile"]

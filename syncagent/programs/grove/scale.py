@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import grove_scale
+from syncagent.kube.objects import Body
 from syncagent.ssa import Engine
 
 
 def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
-    if child is None or (child.get("metadata") or {}).get("deletionTimestamp"):
+    if child is None or Body(child).being_deleted:
         return False  # a child not created yet is patched once it exists
     return (child.get("spec") or {}).get("replicas") != desired
 
