@@ -25,7 +25,7 @@ import anyio
 import orjson
 from lightkube import AsyncClient, KubeConfig
 
-from syncagent.ssa import Engine, RequestCounter
+from syncagent.ssa import ApplyOptions, Engine, RequestCounter
 
 MANAGER = "syncagent/bench"
 
@@ -133,7 +133,7 @@ async def run(kubeconfig: Path, count: int, concurrency: int) -> list[Row]:
     spaces = {way: f"bench-{way}-{suffix}" for way in ("getput", "ssa", "engine", "unordered")}
     for ns in spaces.values():
         ns_obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-        await engine.apply(ns_obj, manager=MANAGER)
+        await engine.apply(ns_obj, ApplyOptions(manager=MANAGER))
 
     for way, fn in (("GET+PUT", get_put), ("plain SSA", plain_ssa)):
         key = "getput" if fn is get_put else "ssa"
@@ -144,18 +144,20 @@ async def run(kubeconfig: Path, count: int, concurrency: int) -> list[Row]:
 
     objs = [deployment(spaces["engine"], i) for i in range(count)]
     with measured(rows, counter, "engine", "first convergence"):
-        await engine.apply_all(objs, manager=MANAGER, force=True, concurrency=concurrency)
+        await engine.apply_all(
+            objs, ApplyOptions(manager=MANAGER, force=True), concurrency=concurrency
+        )
     with measured(rows, counter, "engine", "(watch cache LIST)"):
         views = await live_views(engine, spaces["engine"])
     with measured(rows, counter, "engine", "converged re-sync, warm"):
         entries = await engine.apply_all(
-            objs, manager=MANAGER, force=True, live=views, concurrency=concurrency
+            objs, ApplyOptions(manager=MANAGER, force=True), live=views, concurrency=concurrency
         )
     assert {e.action for e in entries} == {"unchanged"}
     cold = Engine(client, counter=counter)
     with measured(rows, counter, "engine", "converged re-sync, cold"):
         entries = await cold.apply_all(
-            objs, manager=MANAGER, force=True, live=views, concurrency=concurrency
+            objs, ApplyOptions(manager=MANAGER, force=True), live=views, concurrency=concurrency
         )
     assert {e.action for e in entries} == {"unchanged"}
     # The same engine, one apply() per object run concurrently: no stable write order, which
@@ -163,7 +165,7 @@ async def run(kubeconfig: Path, count: int, concurrency: int) -> list[Row]:
     objs = [deployment(spaces["unordered"], i) for i in range(count)]
 
     async def engine_apply(engine: Engine, obj: dict[str, Any]) -> None:
-        await engine.apply(obj, manager=MANAGER, force=True)
+        await engine.apply(obj, ApplyOptions(manager=MANAGER, force=True))
 
     with measured(rows, counter, "engine*", "first convergence"):
         await each(engine_apply, engine, objs, concurrency)

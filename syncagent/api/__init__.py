@@ -68,7 +68,7 @@ pathway; V16 applies only to those), ``validate_component_deployment(dcd)``,
 ``p.full() == "Kind/ns/name: <path>: <message>"``, ``problems_message(problems)`` ("; "-joined).
 Naming used by the rules: ``normalize_name``, ``component_resource_name(dgd, comp)``
 (= normalize(f"{dgd}-{comp.lower()}")), ``dynamo_namespace(dgd, ns, *, global_namespace)``.
-Loading (``load.py``): ``read_input(path or "-")``, ``load_documents(text, *, source)``,
+Loading (``load.py``, pure: the CLI reads the files): ``load_documents(text, *, source)``,
 ``load_objects(text, *, source)`` (DGDs and DCDs; other kinds skipped),
 ``load_graphs(text, *, source)``, ``parse_object(doc)``; all raise ``LoadError`` (one line).
 Constants: ``API_VERSION``, ``GROUP``, ``VERSION``, ``DGD_KIND``, ``DCD_KIND``,
@@ -123,7 +123,6 @@ from syncagent.api.load import (
     load_graphs,
     load_objects,
     parse_object,
-    read_input,
 )
 from syncagent.api.meta import ObjectMeta, OwnerReference
 from syncagent.api.status import ComponentReplicaStatus, Condition, find_condition
@@ -189,7 +188,6 @@ __all__ = [
     "normalize_name",
     "parse_object",
     "problems_message",
-    "read_input",
     "validate_component_deployment",
     "validate_graph",
 ]

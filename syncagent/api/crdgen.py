@@ -9,6 +9,7 @@ declare ``__crd__ = {"preserve_unknown": bool, "validations": [...]}``.
 from __future__ import annotations
 
 import json
+import sys
 import types
 import typing
 from pathlib import Path
@@ -292,10 +293,15 @@ def write(directory: Path) -> list[Path]:
 REPO_CRDS = Path(__file__).resolve().parents[2] / "crds"
 
 
-def main() -> None:
-    """Refresh the vendored Kubernetes schemas from the pinned OpenAPI document, then crds/."""
-    VENDORED.write_text(vendored_text(), encoding="utf-8")
-    print(VENDORED)
+def main(argv: list[str] | None = None) -> None:
+    """Regenerate crds/; with ``--openapi FILE`` (the pinned Kubernetes OpenAPI v3 core/v1
+    document) refresh the vendored Kubernetes schemas from it first."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--openapi"] and len(args) == 2:
+        VENDORED.write_text(vendored_text(path=Path(args[1])), encoding="utf-8")
+        print(VENDORED)
+    elif args:
+        raise SystemExit("usage: python -m syncagent.api.crdgen [--openapi FILE]")
     for path in write(REPO_CRDS):
         print(path)
 

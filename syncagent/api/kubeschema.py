@@ -1,7 +1,8 @@
 """Structural CRD schemas for embedded Kubernetes types, from the pinned OpenAPI v3 document.
 
 The document is ``api/openapi-spec/v3/api__v1_openapi.json`` of the ``k8s.io/kubernetes`` module at
-``syncagent.devcluster.versions.KUBERNETES``. Conversion keeps what a CRD needs to behave like the
+the pinned version; the caller passes its path (``syncagent.devcluster.gomod.kubernetes_openapi``
+downloads it: this package does no I/O beyond reading the files it is given). Conversion keeps what a CRD needs to behave like the
 native type under server-side apply (list types, list map keys, map types, int-or-string,
 quantities, required fields) and drops descriptions, enums and defaults (except defaults of list
 map keys, which a structural schema requires).
@@ -48,15 +49,6 @@ EMBEDDED_OBJECT_META: dict[str, Any] = {
 _MAX_DEPTH = 40
 
 
-def openapi_path() -> Path:
-    """The pinned Kubernetes OpenAPI v3 core/v1 document (downloaded via the Go module proxy)."""
-    from syncagent.devcluster import versions
-    from syncagent.devcluster.gomod import module_dir
-
-    root = module_dir(versions.KUBERNETES_MODULE, versions.KUBERNETES)
-    return root / "api/openapi-spec/v3/api__v1_openapi.json"
-
-
 @cache
 def _definitions(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8"))["components"]["schemas"])
@@ -66,16 +58,16 @@ EMBEDDED = ("EnvVar", "PodTemplateSpec")
 VENDORED = Path(__file__).with_name("kubeschemas.json")
 
 
-def convert(name: str, *, path: Path | None = None) -> dict[str, Any]:
-    """The structural schema of a core/v1 type, converted from the OpenAPI document."""
-    defs = _definitions(path or openapi_path())
+def convert(name: str, *, path: Path) -> dict[str, Any]:
+    """The structural schema of a core/v1 type, converted from the OpenAPI document at ``path``."""
+    defs = _definitions(path)
     full = name if "." in name else CORE + name
     if full not in defs:
         raise KeyError(f"{full}: not in the Kubernetes OpenAPI document")
     return _Converter(defs).definition(full, depth=0)
 
 
-def vendored_text(*, path: Path | None = None) -> str:
+def vendored_text(*, path: Path) -> str:
     """The content ``kubeschemas.json`` must have for the pinned Kubernetes version."""
     data = {name: convert(name, path=path) for name in EMBEDDED}
     return json.dumps(data, indent=1, sort_keys=True) + "\n"

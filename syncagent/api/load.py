@@ -8,9 +8,7 @@ document (ConfigMap, PVC, ...) is skipped. A v1alpha1 DGD/DCD is an error that p
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -24,18 +22,6 @@ OURS = (DGD_KIND, DCD_KIND)
 
 class LoadError(ValueError):
     """Input that cannot be read or parsed; the message is one line and names the problem."""
-
-
-def read_input(path: str) -> str:
-    """The text of ``path``, or of stdin for ``-``."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LoadError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise LoadError(f"{path}: cannot read: {err}") from None
 
 
 def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:

@@ -5,20 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import httpx2
-from lightkube import AsyncClient
-
-from syncagent.api import LoadError, load_documents, read_input
-from syncagent.cli.errors import UserError
-from syncagent.inspect import blame
-from syncagent.inspect.kinds import UnknownKindError, split_target
-from syncagent.inspect.live import ReadError, read_target
-from syncagent.inspect.session import (
-    InspectError,
-    add_connection_arguments,
-    default_namespace,
-    run_async,
-)
+from syncagent.cli.flags import add_connection_arguments
+from syncagent.cli.lazy import lazy
 
 DESCRIPTION = """\
 Print an object as YAML with each line's field managers, their operation (Apply/Update, and the
@@ -39,59 +27,4 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-f", "--filename", metavar="FILE|-", help="a saved object instead")
     add_connection_arguments(parser, impersonate=False)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    if not args.target and not args.filename:
-        raise UserError("blame: give KIND/NAME, or -f FILE with a saved object")
-    obj = saved(args) if args.filename else live(args)
-    lines = blame.blame_lines(obj)
-    print(blame.to_json(lines) if args.output == "json" else blame.to_text(lines), end="")
-    return 0
-
-
-def saved(args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        docs = load_documents(read_input(args.filename), source=args.filename)
-    except LoadError as err:
-        raise UserError(str(err)) from None
-    items = [i for d in docs for i in (d.get("items") or [] if d.get("kind") == "List" else [d])]
-    if args.target:
-        kind, name = _split(args.target)
-        named = [i for i in items if (i.get("metadata") or {}).get("name") == name]
-        exact = [i for i in named if str(i.get("kind", "")).lower() == kind.lower()]
-        # Offline there is no discovery to expand short names (svc, deploy): a unique name will do.
-        items = exact or (named if len(named) == 1 else [])
-    if not items:
-        raise UserError(f"{args.filename}: no object{' ' + args.target if args.target else ''}")
-    if not (items[0].get("metadata") or {}).get("managedFields"):
-        raise UserError(
-            f"{args.filename}: the object has no metadata.managedFields; save it with "
-            "kubectl get -o yaml --show-managed-fields"
-        )
-    return items[0]
-
-
-def _split(target: str) -> tuple[str, str]:
-    try:
-        return split_target(target)
-    except UnknownKindError as err:
-        raise UserError(str(err)) from None
-
-
-def live(args: argparse.Namespace) -> dict[str, Any]:
-    kind, name = _split(args.target)
-
-    async def work(client: AsyncClient) -> dict[str, Any]:
-        try:
-            return await read_target(client, kind, name, namespace=default_namespace(args))
-        except (UnknownKindError, ReadError) as err:
-            raise InspectError(str(err)) from None
-        except httpx2.HTTPStatusError as err:
-            raise InspectError(f"{args.target}: discovery failed: {err}") from None
-
-    try:
-        return run_async(args, work)
-    except InspectError as err:
-        raise UserError(str(err)) from None
+    parser.set_defaults(func=lazy("blame"))

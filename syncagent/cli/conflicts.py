@@ -5,20 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lightkube import ApiError, AsyncClient
-
-from syncagent.cli.errors import UserError
-from syncagent.inspect import conflicts
-from syncagent.inspect.fights import FightRow, read_fights
-from syncagent.inspect.live import ReadError, read_graph
-from syncagent.inspect.planner import PlanError, plan_live_graph
-from syncagent.inspect.session import (
-    InspectError,
-    add_connection_arguments,
-    default_namespace,
-    run_async,
-)
-from syncagent.runtime import capabilities
+from syncagent.cli.flags import add_capability_argument, add_connection_arguments
+from syncagent.cli.lazy import lazy
 
 DESCRIPTION = """\
 Dry-run, without force, every object the graph's program would apply, and list each field
@@ -45,35 +33,5 @@ def register(subparsers: Any) -> None:
     add_connection_arguments(parser, impersonate=True)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     parser.add_argument("--discovery-backend", choices=("kubernetes", "etcd"), default="kubernetes")
-    capabilities.add_capability_argument(parser)
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        settings = capabilities.capability_overrides(args.capability)
-    except ValueError as err:
-        raise UserError(str(err)) from None
-    namespace = default_namespace(args)
-    subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
-
-    async def work(client: AsyncClient) -> tuple[list[conflicts.ConflictRow], list[FightRow]]:
-        try:
-            graph = await read_graph(client, args.graph, namespace=namespace)
-            run_ = await plan_live_graph(
-                client, graph, settings=settings, discovery_backend=args.discovery_backend
-            )
-            fought = await read_fights(client, graph)
-        except (ReadError, PlanError) as err:
-            raise InspectError(str(err)) from None
-        except ApiError as err:
-            raise InspectError(f"{subject}: cannot list its Events: {err}") from None
-        return conflicts.rows(run_.engine.records), fought
-
-    try:
-        found, fought = run_async(args, work)
-    except InspectError as err:
-        raise UserError(str(err)) from None
-    render = conflicts.to_json if args.output == "json" else conflicts.to_text
-    print(render(found, graph=subject, fights=fought), end="")
-    return 2 if found or fought else 0
+    add_capability_argument(parser)
+    parser.set_defaults(func=lazy("conflicts"))

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-import orjson
-
-from syncagent.api import crdgen
+from syncagent.cli.lazy import lazy
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,18 +21,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--dir", type=Path, metavar="DIR", help="write one file per CRD into DIR instead"
     )
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.dir:
-        for path in crdgen.write(args.dir):
-            print(path)
-        return 0
-    crds = crdgen.all_crds()
-    if args.output == "json":
-        body = {"apiVersion": "v1", "kind": "List", "items": crds}
-        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        sys.stdout.write("---\n".join(crdgen.to_yaml(c) for c in crds))
-    return 0
+    parser.set_defaults(func=lazy("crds"))

@@ -5,19 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lightkube import AsyncClient
-
-from syncagent.cli.errors import UserError
-from syncagent.inspect import managers
-from syncagent.inspect.live import ReadError, read_graph
-from syncagent.inspect.planengine import PlanEngine
-from syncagent.inspect.planner import PlanError, read_store
-from syncagent.inspect.session import (
-    InspectError,
-    add_connection_arguments,
-    default_namespace,
-    run_async,
-)
+from syncagent.cli.flags import add_connection_arguments
+from syncagent.cli.lazy import lazy
 
 DESCRIPTION = """\
 List the field managers on a graph and every object it owns (directly or through its
@@ -40,28 +29,4 @@ def register(subparsers: Any) -> None:
     parser.add_argument("graph", metavar="DGD", help="DynamoGraphDeployment name")
     add_connection_arguments(parser, impersonate=True)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    namespace = default_namespace(args)
-
-    async def work(client: AsyncClient) -> list[managers.ObjectReport]:
-        try:
-            graph = await read_graph(client, args.graph, namespace=namespace)
-            engine = PlanEngine(client)
-            try:
-                store = await read_store(engine, namespace)
-            finally:
-                engine.release()
-        except (ReadError, PlanError) as err:
-            raise InspectError(str(err)) from None
-        everything = [o for objs in store.objects.values() for o in objs]
-        return managers.check_graph(graph, everything)
-
-    try:
-        reports = run_async(args, work)
-    except InspectError as err:
-        raise UserError(str(err)) from None
-    print(managers.to_json(reports) if args.output == "json" else managers.to_text(reports), end="")
-    return 2 if any(r.findings for r in reports) else 0
+    parser.set_defaults(func=lazy("managers"))

@@ -9,6 +9,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
+from syncagent.devcluster import versions
+
 
 class GoModuleError(RuntimeError):
     """A Go module could not be downloaded; the message carries the go command's own error."""
@@ -46,3 +48,15 @@ def module_dir(module: str, version: str) -> Path:
 def _neutral_dir() -> str:
     # Outside any go.mod, so a surrounding module's requirements never interfere.
     return str(Path(os.environ.get("TMPDIR", "/tmp")))
+
+
+def kubernetes_openapi() -> Path:
+    """The pinned Kubernetes OpenAPI v3 core/v1 document (what ``syncagent.api.kubeschema``
+    converts), downloaded with the ``k8s.io/kubernetes`` module."""
+
+    root = module_dir(versions.KUBERNETES_MODULE, versions.KUBERNETES)
+    return root / "api/openapi-spec/v3/api__v1_openapi.json"
+
+
+if __name__ == "__main__":
+    print(kubernetes_openapi())

@@ -14,6 +14,9 @@ from typing import Any
 from syncagent.devcluster import versions
 from syncagent.devcluster.gomod import module_dir
 
+# Simulated GPU nodes of a dev cluster unless told otherwise.
+DEFAULT_NODES = 4
+
 NODE_ANNOTATION = "kwok.x-k8s.io/node"
 NODE_PREFIX = "kwok-gpu-"
 GPU = "nvidia.com/gpu"

@@ -43,7 +43,7 @@ from syncagent.devcluster.controlplane import (
     write_kubeconfig,
 )
 
-DEFAULT_NODES = 4
+DEFAULT_NODES = kwok.DEFAULT_NODES
 
 
 def ensure_tools(lws_version: str = versions.DEFAULT_LWS, *, log: bool = True) -> list[Path]:

@@ -22,6 +22,7 @@ import orjson
 import fieldmanagers
 from fieldmanagers import ownership
 from fieldmanagers.owner import PREFIX as OWNER_PREFIX
+from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.managedfields import ManagerEntry, decode
@@ -53,18 +54,17 @@ def check_graph(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[ObjectRep
 def graph_objects(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[Obj]:
     """The graph and everything that references it, directly or through its children."""
     objects = list(live)
-    uids = {str((graph.get("metadata") or {}).get("uid"))}
+    uids = {Body(graph).meta.uid}
     chosen: dict[str, Obj] = {}
     changed = True
     while changed:
         changed = False
         for obj in objects:
-            meta = obj.get("metadata") or {}
-            if meta.get("uid") in uids:
+            view = Body(obj)
+            if view.meta.uid in uids:
                 continue
-            refs = {str(r.get("uid")) for r in meta.get("ownerReferences") or ()}
-            if refs & uids:
-                uids.add(str(meta.get("uid")))
+            if {ref.uid for ref, _ in view.owners()} & uids:
+                uids.add(view.meta.uid)
                 chosen[ref_of(obj).subject] = obj
                 changed = True
     return [dict(graph), *chosen.values()]
@@ -74,11 +74,11 @@ def check(
     obj: Mapping[str, Any], *, policy: TakeoverPolicy = POLICY, user_object: bool = False
 ) -> ObjectReport:
     """``user_object``: the graph itself, whose content its author writes (never taken over)."""
-    raw = (obj.get("metadata") or {}).get("managedFields") or []
+    raw = Body(obj).meta.managed_fields
     entries = decode(obj)
     report = ObjectReport(ref_of(obj).subject, len(orjson.dumps(raw)), entries)
     kind = str(obj.get("kind"))
-    ref_uids = {str(r.get("uid")) for r in (obj.get("metadata") or {}).get("ownerReferences") or ()}
+    ref_uids = {ref.uid for ref, _ in Body(obj).owners()}
     for raw_entry, entry in zip(raw, entries, strict=True):
         if fieldmanagers.is_ours(entry.manager):
             report.findings += _check_ours(entry, kind=kind, ref_uids=ref_uids)
@@ -109,10 +109,8 @@ def check(
 
 
 def _controlled_by_us(obj: Mapping[str, Any]) -> bool:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return any(
-        r.get("controller") and r.get("apiVersion", "").startswith("nvidia.com/") for r in refs
-    )
+    controller = Body(obj).controller
+    return controller is not None and controller.api_version.startswith("nvidia.com/")
 
 
 def _check_ours(entry: ManagerEntry, *, kind: str, ref_uids: set[str]) -> list[Finding]:

@@ -1,7 +1,8 @@
 """An apply engine for ``plan``: dry runs only, never a write.
 
-The programs run unchanged against it. Every ``apply`` becomes :meth:`Engine.plan` (a
-server-side dry run under the same manager and force policy) and every ``delete`` is recorded
+The programs run unchanged against it: it is an :class:`Engine` in dry-run mode, so every
+``apply`` is :meth:`Engine.plan` (a server-side dry run under the same manager and force
+policy), every ``patch`` and takeover a server-side dry run, and every ``delete`` is recorded
 as ``would-delete``. Dry runs are not persisted, so a second apply to the same object (the
 ownership apply after a content apply) is dry-run against the real live object; the engine then
 composes the results: each dry run contributes the parts it changed relative to the real live
@@ -16,12 +17,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
+from syncagent.ssa import (
+    ABSENT,
+    ApplyOptions,
+    ChangeSetEntry,
+    Conflict,
+    ConflictError,
+    Engine,
+    ref_of,
+)
+from syncagent.ssa.engine import MERGE_PATCH
+from syncagent.ssa.options import Live
 
-from syncagent.ssa import ABSENT, ChangeSetEntry, Conflict, ConflictError, Engine, ref_of
-from syncagent.ssa.engine import Live, OnConflict
-
-_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
 
 
@@ -63,7 +70,7 @@ class Records:
     real: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     composed: dict[str, dict[str, Any]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
-    # Writes made around the engine (say a merge patch to /scale), turned into dry runs.
+    # Writes made around server-side apply (say a merge patch to /scale), made as dry runs.
     other_writes: list[str] = field(default_factory=list)
 
     def see(self, subject: str) -> None:
@@ -74,49 +81,12 @@ class Records:
 class PlanEngine(Engine):
     """An :class:`Engine` whose writes are dry runs; ``records`` says what would happen."""
 
-    plan_only = True  # read by syncagent.ssa.takeover.take_over: dry-run the takeover too
-
     def __init__(self, client: Any, **kwargs: Any) -> None:
-        super().__init__(client, **kwargs)
+        super().__init__(client, dry_run=True, **kwargs)
         self.records = Records()
-        self._guard_installed = False
-        self.guard()
-
-    def guard(self) -> None:
-        """Make every write of the shared HTTP client a dry run, until :meth:`release`.
-
-        Programs may write around the engine (the Grove scale patch does); the plan must still
-        never write. The hook runs first, so request counters see the dry run.
-        """
-        if self._guard_installed:
-            return
-        hooks = self.api.http.event_hooks
-        hooks["request"].insert(0, self._dry_run_only)
-        self.api.http.event_hooks = hooks
-        self._guard_installed = True
-
-    def release(self) -> None:
-        hooks = self.api.http.event_hooks
-        hooks["request"] = [h for h in hooks["request"] if h != self._dry_run_only]
-        self.api.http.event_hooks = hooks
-        self._guard_installed = False
-
-    async def _dry_run_only(self, request: httpx2.Request) -> None:
-        if request.method.upper() not in _WRITE_METHODS or "dryRun" in request.url.params:
-            return
-        request.url = request.url.copy_merge_params({"dryRun": "All"})
-        self.records.other_writes.append(f"{request.method} {request.url.path}")
 
     async def apply(
-        self,
-        desired: Mapping[str, Any],
-        *,
-        manager: str,
-        force: bool = False,
-        live: Live = None,
-        subresource: str = "",
-        resource_version_precondition: bool = False,
-        on_conflict: OnConflict | None = None,
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Live = None
     ) -> ChangeSetEntry:
         subject = ref_of(desired).subject
         base = await self._real(desired, live)
@@ -127,35 +97,25 @@ class PlanEngine(Engine):
                 action="created",
                 subject=subject,
                 object=copy.deepcopy(self.records.composed[subject]),
-                manager=manager,
-                subresource=subresource,
+                manager=options.manager,
+                subresource=options.subresource,
                 dry_run=True,
             )
-            self.records.applies.append(
-                Recorded(subject, manager, copy.deepcopy(dict(desired)), entry, force, subresource)
-            )
+            self._record(subject, desired, entry, options)
             return entry
         try:
-            entry = await self.plan(
-                desired,
-                manager=manager,
-                force=force,
-                live=ABSENT if base is None else base,
-                subresource=subresource,
-                resource_version_precondition=resource_version_precondition,
-                on_conflict=on_conflict,
-            )
+            entry = await self.plan(desired, options, live=ABSENT if base is None else base)
         except ConflictError as err:
             self.records.see(subject)
-            record = Refused(subject, manager, copy.deepcopy(dict(desired)), err.conflicts)
+            record = Refused(subject, options.manager, copy.deepcopy(dict(desired)), err.conflicts)
             self.records.refused.append(record)
             raise
-        composed = compose(self.records.composed.get(subject), base, entry.object, subresource)
+        composed = compose(
+            self.records.composed.get(subject), base, entry.object, options.subresource
+        )
         self.records.composed[subject] = composed
         self.records.see(subject)
-        self.records.applies.append(
-            Recorded(subject, manager, copy.deepcopy(dict(desired)), entry, force, subresource)
-        )
+        self._record(subject, desired, entry, options)
         return dataclasses.replace(entry, object=copy.deepcopy(composed))
 
     async def delete(
@@ -179,6 +139,48 @@ class PlanEngine(Engine):
         if not subresource:
             self.records.real.setdefault(subject, copy.deepcopy(found))
         return found
+
+    def _record(
+        self,
+        subject: str,
+        desired: Mapping[str, Any],
+        entry: ChangeSetEntry,
+        options: ApplyOptions,
+    ) -> None:
+        body = copy.deepcopy(dict(desired))
+        self.records.applies.append(
+            Recorded(subject, options.manager, body, entry, options.force, options.subresource)
+        )
+
+    async def patch(
+        self,
+        obj: Mapping[str, Any],
+        body: Any,
+        *,
+        manager: str,
+        content_type: str = MERGE_PATCH,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A write the programs make around server-side apply (a Grove ``/scale`` patch): a dry
+        run, listed as an other write."""
+        result = await super().patch(
+            obj, body, manager=manager, content_type=content_type, subresource=subresource
+        )
+        self.records.other_writes.append(
+            f"PATCH {await self.path_of(obj, subresource=subresource)}"
+        )
+        return result
+
+    async def replace_managed_fields(
+        self,
+        live: Mapping[str, Any],
+        managed_fields: list[dict[str, Any]],
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        result = await super().replace_managed_fields(live, managed_fields, dry_run=True)
+        self.observe_takeover(dict(live), result)
+        return result
 
     def observe_takeover(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         """A program's takeover (dry-run here): later applies compare with the real object."""

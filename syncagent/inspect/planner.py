@@ -1,7 +1,7 @@
 """Run the agent's own programs for a graph, with dry runs only (``syncagent plan``).
 
-Seam for the programs: the DGD reconcile is the controller's (routing, validation, program
-choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
+Seam for the programs: the DGD reconcile is the agent's (``programs.graph``: routing,
+validation, program choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
 program, as the agent's DCD reconciler would once the DCD exists. Both run against a
 :class:`~syncagent.inspect.planengine.PlanEngine` and a store read once from the server.
 The DisaggregatedSet and Grove programs plug in through the controller: nothing here
@@ -15,23 +15,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-import orjson
 from lightkube import AsyncClient
 
-from syncagent import status
-from syncagent.controller import Reconcilers
 from syncagent.inspect.planengine import PlanEngine
+from syncagent.kube.objects import Body
+from syncagent.programs import capabilities as caps_mod
+from syncagent.programs import status
+from syncagent.programs.capabilities import Capabilities, Setting
+from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.registry import PROGRAMS
 from syncagent.programs.view import DictStore, Obj
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
-from syncagent.runtime import capabilities as caps_mod
-from syncagent.runtime.capabilities import Capabilities, Setting
-from syncagent.runtime.client import http_client
-from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS, served_resources
-from syncagent.ssa import ChangeSetEntry, DesiredObjectError, ObjectRef, RequestCounter, ref_of
+from syncagent.runtime.discovery import served_resources
+from syncagent.ssa import (
+    ApiError,
+    ChangeSetEntry,
+    Engine,
+    PreconditionError,
+    RequestCounter,
+    ref_of,
+)
 from syncagent.ssa.compare import differences
-from syncagent.ssa.errors import PreconditionError, error_from_status
 
 DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
@@ -39,24 +44,6 @@ DCD = "DynamoComponentDeployment"
 # (kubectl, GitOps); the plan only needs the server's view of it (defaults, validation, uid).
 INPUT_MANAGER = "syncagent-plan"
 
-# Kinds the programs read from their caches, as (apiVersion, kind).
-STORE_KINDS: tuple[tuple[str, str], ...] = (
-    ("nvidia.com/v1beta1", DGD),
-    ("nvidia.com/v1beta1", DCD),
-    ("apps/v1", "Deployment"),
-    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
-    ("disaggregatedset.x-k8s.io/v1", "DisaggregatedSet"),
-    ("grove.io/v1alpha1", "PodCliqueSet"),
-    ("grove.io/v1alpha1", "PodClique"),
-    ("grove.io/v1alpha1", "PodCliqueScalingGroup"),
-    ("v1", "Service"),
-    ("v1", "ServiceAccount"),
-    ("rbac.authorization.k8s.io/v1", "Role"),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-    ("v1", "Secret"),
-    ("v1", "ConfigMap"),
-    ("nvidia.com/v1alpha1", "DynamoCheckpoint"),
-)
 _SERVER_SET = ("managedFields", "uid", "creationTimestamp", "deletionTimestamp", "generation")
 _SERVER_SET += ("resourceVersion", "selfLink", "deletionGracePeriodSeconds")
 
@@ -78,41 +65,26 @@ class PlanRun:
 
 
 async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
-    served = await served_resources(client, OPTIONAL_GROUP_VERSIONS)
+    served = await served_resources(client, PROGRAMS.group_versions())
     return caps_mod.resolve(served, settings)
 
 
 async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
-    for api_version, kind in STORE_KINDS:
-        objects[kind] = await _list(engine, api_version, kind, namespace)
+    for kind in PROGRAMS.store_kinds():
+        objects[kind.kind] = await _list(engine, kind.api_version, kind.kind, namespace)
     return DictStore(objects)
 
 
 async def _list(engine: PlanEngine, api_version: str, kind: str, namespace: str) -> list[Obj]:
-    ref = ObjectRef(api_version, kind, "x", namespace)
     try:
-        info = await engine.api.resolve(ref)
-    except DesiredObjectError:
-        return []  # not served: nothing of that kind exists
-    response = await engine.api.http.get(info.path(namespace=namespace))
-    if response.status_code == 404:
-        return []
-    if response.status_code >= 400:
+        return await engine.list(api_version, kind, namespace)
+    except ApiError as err:
         raise PlanError(
-            f"{kind} in namespace {namespace}: cannot list: HTTP {response.status_code} "
-            f"{_message(response)}; check the permissions of the user (or --as identity)"
-        )
-    items = response.json().get("items") or []
-    return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
-
-
-def _message(response: Any) -> str:
-    try:
-        return str(response.json().get("message") or "")
-    except ValueError:
-        return response.text.strip()
+            f"{kind} in namespace {namespace}: cannot list: HTTP {err.code} "
+            f"{err.server_message}; check the permissions of the user (or --as identity)"
+        ) from None
 
 
 class PlanError(Exception):
@@ -144,12 +116,9 @@ async def plan_documents(
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
     engine = PlanEngine(client, counter=counter)
-    try:
-        caps = await capabilities_of(client, settings)
-        user = http_client(input_client) if input_client is not None else engine.api.http
-        return await _plan(engine, docs, namespace, caps, discovery_backend, user)
-    finally:
-        engine.release()
+    caps = await capabilities_of(client, settings)
+    user = engine if input_client is None else Engine(input_client, dry_run=True)
+    return await _plan(engine, docs, namespace, caps, discovery_backend, user)
 
 
 async def _plan(
@@ -158,7 +127,7 @@ async def _plan(
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
-    user: httpx2.AsyncClient,
+    user: Engine,
 ) -> PlanRun:
     run = PlanRun(engine)
     stores: dict[str, DictStore] = {}
@@ -169,8 +138,7 @@ async def _plan(
             stores[ns] = await read_store(engine, ns)
             for objs in stores[ns].objects.values():
                 for obj in objs:
-                    meta = obj.get("metadata") or {}
-                    run.live[f"{obj['kind']}/{ns}/{meta.get('name')}"] = obj
+                    run.live[f"{obj['kind']}/{ns}/{Body(obj).meta.name}"] = obj
         store = stores[ns]
         input_entry = await _plan_input(engine, user, store, body)
         run.inputs.append(InputRow(input_entry.subject, input_entry))
@@ -183,7 +151,7 @@ async def _plan(
 
 
 async def _plan_input(
-    engine: PlanEngine, user: httpx2.AsyncClient, store: DictStore, body: dict[str, Any]
+    engine: PlanEngine, user: Engine, store: DictStore, body: dict[str, Any]
 ) -> ChangeSetEntry:
     """The server's view of the input once applied: a dry-run create, or a dry-run update.
 
@@ -193,16 +161,15 @@ async def _plan_input(
     meta = body["metadata"]
     live = store.get(body["kind"], meta["namespace"], meta["name"])
     ref = ref_of(body)
-    info = await engine.api.resolve(ref)
     for attempt in range(_ATTEMPTS):
         try:
-            result = await _dry_run_input(user, info.path(namespace=ref.namespace), body, live)
+            result = await _dry_run_input(user, body, live)
             break
         except PreconditionError:
             # The agent wrote the graph (its status) since we read it: read it again.
             if attempt == _ATTEMPTS - 1:
                 raise
-            live = await engine.api.get(ref)
+            live = await engine.read(body)
     _replace(store, result)
     if live is None:
         found: list[str] = ["(object does not exist)"]
@@ -225,29 +192,14 @@ _ATTEMPTS = 5
 
 
 async def _dry_run_input(
-    user: httpx2.AsyncClient,
-    collection: str,
-    body: dict[str, Any],
-    live: Mapping[str, Any] | None,
+    user: Engine, body: dict[str, Any], live: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """A dry-run create (absent) or update (present, guarded by its resourceVersion)."""
-    meta = body["metadata"]
+    """A dry-run create (absent) or update (present, guarded by its resourceVersion), as the
+    user (``user`` is a dry-run engine on the user's client)."""
     if live is None:
-        path, method = collection, "POST"
-    else:
-        path, method = f"{collection}/{meta['name']}", "PUT"
-        body = {**body, "metadata": _keep_server_metadata(meta, live)}
-    response = await user.request(
-        method,
-        path,
-        params={"dryRun": "All", "fieldManager": INPUT_MANAGER},
-        content=orjson.dumps(body),
-        headers={"Content-Type": "application/json"},
-    )
-    if response.status_code >= 400:
-        subject = ref_of(body).subject
-        raise error_from_status(subject, response.status_code, _status(response))
-    return dict(orjson.loads(response.content))
+        return await user.create(body, manager=INPUT_MANAGER)
+    body = {**body, "metadata": _keep_server_metadata(body["metadata"], live)}
+    return await user.update(body, manager=INPUT_MANAGER)
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -269,23 +221,15 @@ def _keep_server_metadata(meta: Mapping[str, Any], live: Mapping[str, Any]) -> d
 
 
 def _rv(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _status(response: Any) -> dict[str, Any]:
-    try:
-        return dict(orjson.loads(response.content))
-    except orjson.JSONDecodeError:
-        return {"message": response.text.strip()}
+    return Body(obj).meta.resource_version
 
 
 def _replace(store: DictStore, obj: Obj) -> None:
-    kind, meta = obj["kind"], obj.get("metadata") or {}
+    kind, meta = obj["kind"], Body(obj).meta
     keep = [
         o
         for o in store.objects.get(kind, [])
-        if (o.get("metadata") or {}).get("name") != meta.get("name")
-        or (o.get("metadata") or {}).get("namespace") != meta.get("namespace")
+        if (Body(o).meta.name, Body(o).meta.namespace) != (meta.name, meta.namespace)
     ]
     store.objects[kind] = [*keep, obj]
 
@@ -293,16 +237,10 @@ def _replace(store: DictStore, obj: Obj) -> None:
 async def _plan_graph(
     run: PlanRun, store: DictStore, graph: Obj, caps: Capabilities, backend: str
 ) -> None:
-    reconcilers = Reconcilers(
-        engine=run.engine,
-        store=store,
-        recorder=None,  # type: ignore[arg-type]  # plans emit no events
-        capabilities=lambda: caps,
-        discovery_backend=backend,
-    )
-    # The controller's own DGD path (routing, validation, program choice); see module doc.
-    ctx = reconcilers.graph_context(graph, caps)
-    outcome = await reconcilers.run_graph(ctx)
+    # The agent's own DGD path (routing, validation, program choice); see module doc.
+    writer = Writer(run.engine, graph=graph)
+    ctx = graph_context(graph, caps, store=store, writer=writer, discovery_backend=backend)
+    outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")
@@ -333,13 +271,9 @@ def _sync_store(store: DictStore, engine: PlanEngine) -> None:
     for obj in engine.records.composed.values():
         _replace(store, obj)
     for deleted in engine.records.deletes:
-        meta = deleted.live.get("metadata") or {}
+        uid = Body(deleted.live).meta.uid
         kind = str(deleted.live.get("kind"))
-        store.objects[kind] = [
-            o
-            for o in store.objects.get(kind, [])
-            if (o.get("metadata") or {}).get("uid") != meta.get("uid")
-        ]
+        store.objects[kind] = [o for o in store.objects.get(kind, []) if Body(o).meta.uid != uid]
 
 
 def _deleted(run: PlanRun, subject: str) -> bool:
@@ -368,7 +302,7 @@ async def plan_live_graph(
     return await plan_documents(
         client,
         [graph],
-        namespace=str((graph.get("metadata") or {}).get("namespace") or "default"),
+        namespace=Body(graph).meta.namespace or "default",
         settings=settings,
         discovery_backend=discovery_backend,
         counter=counter,

@@ -6,10 +6,10 @@ so a plan run as the agent's ServiceAccount meets the same RBAC and admission as
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -17,7 +17,7 @@ import httpx2
 from lightkube import AsyncClient, ConfigError, KubeConfig
 
 from syncagent.api import LoadError
-from syncagent.runtime.capabilities import CapabilityRequiredError
+from syncagent.programs.capabilities import CapabilityRequiredError
 from syncagent.runtime.client import ClientConfigError, http_client, make_client
 from syncagent.runtime.discovery import DiscoveryError
 from syncagent.runtime.metrics import Metrics
@@ -30,49 +30,33 @@ class InspectError(Exception):
     """A one-line problem; the CLI prints it and exits 1."""
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser, *, impersonate: bool) -> None:
-    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file")
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
-    parser.add_argument(
-        "-n",
-        "--namespace",
-        metavar="NS",
-        help="namespace (default: the manifest's, else the kubeconfig context's, else default)",
-    )
-    if impersonate:
-        parser.add_argument(
-            "--as",
-            dest="as_user",
-            metavar="USER",
-            help="impersonate this user, e.g. system:serviceaccount:NS:NAME (the agent's "
-            "ServiceAccount), so RBAC and admission behave as they will for the agent",
-        )
-        parser.add_argument(
-            "--as-group",
-            dest="as_group",
-            action="append",
-            default=[],
-            metavar="GROUP",
-            help="impersonate this group too; repeatable",
-        )
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where and as whom an inspect command talks to the API server (kubectl's flags)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    as_user: str | None = None
+    as_groups: tuple[str, ...] = ()
 
 
-def default_namespace(args: argparse.Namespace) -> str:
+def default_namespace(conn: Connection) -> str:
     """``-n``, else the kubeconfig context's namespace, else ``default`` (kubectl's order)."""
-    if args.namespace:
-        return str(args.namespace)
+    if conn.namespace:
+        return str(conn.namespace)
     try:
-        config = KubeConfig.from_file(args.kubeconfig) if args.kubeconfig else KubeConfig.from_env()
-        return config.get(context_name=args.context).namespace or "default"
+        config = KubeConfig.from_file(conn.kubeconfig) if conn.kubeconfig else KubeConfig.from_env()
+        return config.get(context_name=conn.context).namespace or "default"
     except (ConfigError, OSError, KeyError):
         return "default"  # opening the client reports the configuration problem
 
 
-def open_client(args: argparse.Namespace, *, impersonate: bool = True) -> AsyncClient:
+def open_client(conn: Connection, *, impersonate: bool = True) -> AsyncClient:
     try:
         client = make_client(
-            kubeconfig=args.kubeconfig,
-            context=args.context,
+            kubeconfig=conn.kubeconfig,
+            context=conn.context,
             metrics=Metrics(),  # a private registry: a CLI run exports nothing
         )
     except ClientConfigError as err:
@@ -80,9 +64,9 @@ def open_client(args: argparse.Namespace, *, impersonate: bool = True) -> AsyncC
     http = http_client(client)
     if not impersonate:
         return client
-    if getattr(args, "as_user", None):
-        http.headers["Impersonate-User"] = args.as_user
-    for group in getattr(args, "as_group", None) or ():
+    if conn.as_user:
+        http.headers["Impersonate-User"] = conn.as_user
+    for group in conn.as_groups:
         # httpx headers keep repeated keys when given as a list of pairs.
         http.headers = httpx2.Headers([*http.headers.multi_items(), ("Impersonate-Group", group)])
     return client
@@ -92,11 +76,11 @@ def server_of(client: AsyncClient) -> str:
     return str(http_client(client).base_url).rstrip("/")
 
 
-def run_async(args: argparse.Namespace, work: Callable[[AsyncClient], Awaitable[T]]) -> T:
+def run_async(conn: Connection, work: Callable[[AsyncClient], Awaitable[T]]) -> T:
     """Open the client, run ``work``, close; every expected failure becomes InspectError."""
 
     async def main() -> T:
-        client = open_client(args)
+        client = open_client(conn)
         try:
             return await work(client)
         except DiscoveryError as err:

@@ -7,15 +7,30 @@ are computed here from the selection and the previous status.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncagent import routing, status
-from syncagent.programs.base import NORMAL, WARNING, QueuedEvent
+from syncagent.api import DynamoGraphDeployment
+from syncagent.kube.objects import Body, Meta
+from syncagent.programs import routing, status
+from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
-from syncagent.runtime.capabilities import Capabilities
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
+
+
+def _default_registry() -> Registry:
+    from syncagent.programs.registry import PROGRAMS  # the registry imports the programs
+
+    return PROGRAMS
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -30,30 +45,36 @@ class GraphContext:
     writer: Writer
     discovery_backend: str = "kubernetes"
     now: str = field(default_factory=status.now_rfc3339)
+    # The programs this agent runs (set by ``programs.graph.graph_context``).
+    programs: Registry = field(default_factory=_default_registry)
+    # The graph parsed once into the typed model (None when it does not parse: ``problems``
+    # then says why, each ``<json path>: <message>``, api.md §1.4).
+    model: DynamoGraphDeployment | None = None
+    problems: tuple[str, ...] = ()
 
     @property
-    def meta(self) -> Mapping[str, Any]:
-        return self.graph.get("metadata") or {}
+    def meta(self) -> Meta:
+        return Body(self.graph).meta
 
     @property
     def name(self) -> str:
-        return str(self.meta.get("name"))
+        return self.meta.name
 
     @property
     def namespace(self) -> str:
-        return str(self.meta.get("namespace"))
+        return self.meta.namespace
 
     @property
     def uid(self) -> str:
-        return str(self.meta.get("uid"))
+        return self.meta.uid
 
     @property
     def generation(self) -> int:
-        return int(self.meta.get("generation") or 0)
+        return self.meta.generation
 
     @property
     def annotations(self) -> Mapping[str, str]:
-        return self.meta.get("annotations") or {}
+        return self.meta.annotations
 
     @property
     def previous(self) -> Mapping[str, Any]:
@@ -70,7 +91,7 @@ def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] |
     previous = routing.RecordedRouting.from_status(ctx.previous.get("routing"))
     if keep:
         return previous.to_status() if previous else None
-    if previous is not None and previous.pathway is ctx.selection.pathway:
+    if previous is not None and previous.pathway == ctx.selection.pathway:
         return previous.to_status()
     return ctx.selection.record(ctx.annotations).to_status()
 
@@ -78,7 +99,7 @@ def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] |
 def pathway_condition(
     ctx: GraphContext, *, stale: Sequence[str] = (), message: str | None = None
 ) -> tuple[str, str, str]:
-    reason = ctx.selection.pathway.value
+    reason = ctx.selection.pathway
     if message is not None:
         return ("False", reason, message)
     if stale:
@@ -112,6 +133,17 @@ def build_status(
         ds_eligible=routing.ds_eligible_condition(ctx.selection),
     )
     return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
+
+
+def failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
+    """A graph reconcile that ended in an error: ``Ready=False`` with ``message`` (the
+    components keep their last reported status), the events so far, and retry with backoff."""
+    log.warning(
+        f"{ctx.ref}: reconcile failed: {message}", extra={"object": ctx.ref, "error": message}
+    )
+    result = status.failed(status.RECONCILE_FAILED, message)
+    built = build_status(ctx, result, components=ctx.previous.get("components"))
+    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
 
 
 def status_events(

@@ -63,7 +63,10 @@ class Fights:
 
     def _report(self, fight: Fight, *, kind: str, graph: Mapping[str, Any] | None) -> None:
         message = fight.describe()
-        log.warning("field fight", extra={"object": fight.subject, "fight": message})
+        log.warning(
+            f"{fight.subject}: field fight: {message}",
+            extra={"object": fight.subject, "fight": message},
+        )
         if self.metrics is not None:
             self.metrics.field_fights.inc(kind=kind, manager=fight.other)
         if self.recorder is not None and graph is not None:

@@ -1,7 +1,8 @@
 """Stale objects of other pathways and their removal (spec/routing.md §3).
 
 Principle: never delete the serving workload before its replacement is ready. The programs call
-:func:`stale_workloads` to name what remains (the ``WorkloadPathway`` message) and
+:func:`other_pathways` and :func:`stale_own` to name what remains (the ``WorkloadPathway``
+message) and
 :func:`delete_stale` once their own readiness allows it. Deletes carry a UID precondition and
 touch only objects this graph controls.
 """
@@ -9,36 +10,44 @@ touch only objects this graph controls.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
+from syncagent.kube.kinds import Kind
+from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.removal import WORKLOAD_KINDS
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
 from syncagent.programs.writes import Writer
 
-PCS = "PodCliqueSet"
-DS = "DisaggregatedSet"
+if TYPE_CHECKING:
+    from syncagent.programs.context import GraphContext
+
 DCD = "DynamoComponentDeployment"
 
 
 def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name"))
+    return Body(obj).meta.name
 
 
 def owned(store: Store, kind: str, namespace: str, uid: str) -> list[Obj]:
     return [o for o in store.list(kind, namespace) if controlled_by(o, uid)]
 
 
-def stale_pcs(store: Store, namespace: str, uid: str, *, keep: str | None = None) -> list[Obj]:
-    return [o for o in owned(store, PCS, namespace, uid) if _name(o) != keep]
+def other_pathways(ctx: GraphContext, pathway: str) -> list[Obj]:
+    """Objects of the kinds only other programs own that this graph controls, in registry
+    order: what ``pathway`` removes once it serves the graph."""
+    mine = set(ctx.programs.by_pathway(pathway).owns)
+    return [
+        obj
+        for kind in ctx.programs.owned_kinds()
+        if kind not in mine
+        for obj in owned(ctx.store, kind.kind, ctx.namespace, ctx.uid)
+    ]
 
 
-def stale_ds(store: Store, namespace: str, uid: str, *, keep: str | None = None) -> list[Obj]:
-    return [o for o in owned(store, DS, namespace, uid) if _name(o) != keep]
-
-
-def stale_dcds(store: Store, namespace: str, uid: str, *, keep: Collection[str]) -> list[Obj]:
-    """DCDs of this graph that the target pathway does not render (by name)."""
-    return [o for o in owned(store, DCD, namespace, uid) if _name(o) not in keep]
+def stale_own(ctx: GraphContext, kind: Kind, *, keep: Collection[str]) -> list[Obj]:
+    """Objects of one of the program's own kinds this graph controls, except ``keep`` (names)."""
+    return [o for o in owned(ctx.store, kind.kind, ctx.namespace, ctx.uid) if _name(o) not in keep]
 
 
 def describe(objects: list[Obj]) -> list[str]:
@@ -50,12 +59,12 @@ async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) 
     """Delete one stale workload object (a DCD with its workloads); ``StaleWorkloadDeleted``."""
     if being_deleted(obj):
         return
-    meta = obj.get("metadata") or {}
+    meta = Body(obj).meta
     kind = str(obj.get("kind"))
     if kind == DCD:
         for workload_kind in WORKLOAD_KINDS:
-            for child in store.list(workload_kind, str(meta.get("namespace"))):
-                if controlled_by(child, str(meta.get("uid"))) and not being_deleted(child):
+            for child in store.list(workload_kind, meta.namespace):
+                if controlled_by(child, meta.uid) and not being_deleted(child):
                     await writer.delete(child, event=False)
     gone = await writer.delete(obj, event=False)
     if gone:

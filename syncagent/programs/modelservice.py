@@ -13,12 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
+from syncagent.kube.objects import Body
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted
-from syncagent.programs.writes import RefusedError, Writer
+from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
 from syncagent.ssa import (
+    ApplyOptions,
     OwnerRef,
     PreconditionError,
     adoption_blockers,
@@ -33,7 +36,7 @@ CO_OWNER_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"
 
 
 def _items(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return [dict(item) for item in Body(obj).meta.owner_references]
 
 
 async def ensure(
@@ -45,26 +48,28 @@ async def ensure(
         return live
     if live is None:
         entry = await writer.apply_owned(rendered, owner=owner, live=None)
-        joined = await join(writer.engine, entry.object, owner=owner, live=entry.object)
+        joined = await join(
+            writer.engine, entry.object, owner=owner, scheme=SCHEME, live=entry.object
+        )
         return joined.object
     current = controller_of(live)
     if current is not None and current.kind not in CO_OWNER_KINDS:
         raise RefusedError(
-            f"Service {rendered.namespace}/{rendered.name} is controlled by {current.describe()}"
+            f"Service/{rendered.namespace}/{rendered.name}",
+            f"Service {rendered.namespace}/{rendered.name} is controlled by {current.describe()}",
         )
     if current is None:
-        if adoption_blockers(live):
-            raise RefusedError(
-                f"refusing to reconcile Service {rendered.name} because it is not controlled "
-                f"by {owner.kind} {rendered.namespace}/{owner.name}"
-            )
+        if adoption_blockers(live, scheme=SCHEME):
+            raise refused("Service", rendered.namespace, rendered.name, owner=owner)
         # The controller went away (garbage collection dropped its item): take control.
         live = await writer.set_controller(live, controller=owner, manager=rendered.manager)
     live = await writer.take_over(live, manager=rendered.manager) or live
     content = await writer.apply(
-        rendered.manifest(), manager=rendered.manager, live=live, force=True
+        rendered.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
     )
-    joined = await join(writer.engine, content.object, owner=owner, live=content.object)
+    joined = await join(
+        writer.engine, content.object, owner=owner, scheme=SCHEME, live=content.object
+    )
     return joined.object
 
 
@@ -91,18 +96,19 @@ def _is_model_service(meta: Mapping[str, Any]) -> bool:
 
 async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
     others = [i for i in _items(svc) if i.get("uid") != owner.uid]
-    meta = svc.get("metadata") or {}
+    meta = Body(svc).meta
     if not others:
         try:
-            await writer.engine.delete(
-                svc, uid=str(meta.get("uid")), resource_version=str(meta.get("resourceVersion"))
-            )
+            await writer.engine.delete(svc, uid=meta.uid, resource_version=meta.resource_version)
         except PreconditionError:
-            log.info("model Service changed; deciding again", extra={"service": meta.get("name")})
+            log.info(
+                f"{Body(svc).subject}: model Service changed; deciding again",
+                extra={"service": meta.name},
+            )
         return
     current = controller_of(svc)
     if current is not None and current.uid == owner.uid:
         first = others[0]
         successor = OwnerRef(first["apiVersion"], first["kind"], first["name"], first["uid"])
         svc = await writer.set_controller(svc, controller=successor, manager=services.MANAGER.name)
-    await leave(writer.engine, svc, owner_uid=owner.uid, live=svc)
+    await leave(writer.engine, svc, owner_uid=owner.uid, scheme=SCHEME, live=svc)

@@ -1,38 +1,34 @@
-"""Watches of the DS and Grove pathways and the graphs their changes re-queue
-(spec/disaggregatedset.md §6.3, grove.md §2). Each exists only while its API is served.
-
-- DisaggregatedSet, PodCliqueSet -> the controlling DGD.
-- LeaderWorkerSet (all, labels ignored) -> its controller DS (name + UID verified) -> that DS's
-  controlling DGD.
-- PodClique / PodCliqueScalingGroup -> every DGD in the namespace (their owner is the PCS).
+"""Key functions of the pathway watches: which graphs a change of a program's object re-queues
+(spec/disaggregatedset.md §6.3, grove.md §2). Each program's ``connect`` uses them; each watch
+exists only while its API is served.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
+from syncagent.kube import kinds
+from syncagent.kube.objects import Body
 from syncagent.programs.view import Store
-from syncagent.runtime.cache import Cache, controller_owner_key, enqueue, object_key, split_key
-
-DS_GROUP = "disaggregatedset.x-k8s.io"
-Watch = Callable[..., list[Cache[Any]]]
+from syncagent.runtime.cache import controller_owner_key, object_key
 
 
 def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
     """LWS -> the DGD controlling its controller DS (labels never establish ownership)."""
-    graph_of = controller_owner_key("DynamoGraphDeployment", api_group="nvidia.com")
+    graph_of = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
+    ds_kind = kinds.DISAGGREGATED_SET
 
     def keys(obj: dict[str, Any]) -> list[str]:
         meta = obj.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
         for ref in meta.get("ownerReferences") or ():
-            if not ref.get("controller") or ref.get("kind") != "DisaggregatedSet":
+            if not ref.get("controller") or ref.get("kind") != ds_kind.kind:
                 continue
-            if ref.get("apiVersion") != f"{DS_GROUP}/v1":
+            if ref.get("apiVersion") != ds_kind.api_version:
                 continue
-            ds = store.get("DisaggregatedSet", namespace, str(ref.get("name")))
-            if ds is None or (ds.get("metadata") or {}).get("uid") != ref.get("uid"):
+            ds = store.get(ds_kind.kind, namespace, str(ref.get("name")))
+            if ds is None or Body(ds).meta.uid != ref.get("uid"):
                 return []
             return list(graph_of(ds))
         return []
@@ -40,32 +36,14 @@ def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
     return keys
 
 
-def add_pathway_watches(
-    watch: Watch, store: Store, add: Callable[[str], None], graphs: Iterable[Cache[Any]]
-) -> None:
-    """Add the watches with ``watch(kind, group, version, resource, **kw)`` and connect them."""
-    graph_owner = controller_owner_key("DynamoGraphDeployment", api_group="nvidia.com")
-    graph_caches = list(graphs)
-    for cache in watch("DisaggregatedSet", DS_GROUP, "v1", "disaggregatedsets"):
-        cache.add_handler(enqueue(add, graph_owner))
-    for cache in watch("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"):
-        cache.add_handler(enqueue(add, ds_child_key(store)))
-    for cache in watch("PodCliqueSet", "grove.io", "v1alpha1", "podcliquesets"):
-        cache.add_handler(enqueue(add, graph_owner))
-    children = watch("PodClique", "grove.io", "v1alpha1", "podcliques")
-    children += watch("PodCliqueScalingGroup", "grove.io", "v1alpha1", "podcliquescalinggroups")
-    for cache in children:
-        cache.add_handler(_namespace_graphs(add, graph_caches))
+def namespace_graphs(store: Store, add: Callable[[str], None]) -> Callable[[Any], None]:
+    """A handler re-queueing every graph in the namespace of the changed object."""
 
-
-def _namespace_graphs(add: Callable[[str], None], graphs: list[Cache[Any]]) -> Any:
     def handle(change: Any) -> None:
-        for cache in graphs:
-            for key in cache.keys():  # noqa: SIM118 - a Cache iterates over objects
-                if split_key(key)[0] == change.namespace:
-                    add(key)
+        for graph in store.list(kinds.DGD.kind, change.namespace):
+            add(object_key(change.namespace, str(graph["metadata"]["name"])))
 
     return handle
 
 
-__all__ = ["add_pathway_watches", "ds_child_key", "object_key"]
+__all__ = ["ds_child_key", "namespace_graphs", "object_key"]

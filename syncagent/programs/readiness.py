@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.kube.objects import Body
+
 Obj = Mapping[str, Any]
 
 
@@ -36,7 +38,7 @@ def _desired(obj: Obj) -> int:
 
 def _observed_current(obj: Obj) -> bool:
     status = obj.get("status") or {}
-    generation = int((obj.get("metadata") or {}).get("generation") or 0)
+    generation = Body(obj).meta.generation
     return int(status.get("observedGeneration") or 0) >= generation
 
 
@@ -73,7 +75,7 @@ def leader_worker_set_ready(lws: Obj) -> bool:
 
 def workload_ready(kind: str, workload: Obj | None) -> bool:
     """A missing workload or one being deleted is not ready."""
-    if workload is None or (workload.get("metadata") or {}).get("deletionTimestamp"):
+    if workload is None or Body(workload).being_deleted:
         return False
     if kind == "Deployment":
         return deployment_ready(workload)
@@ -84,10 +86,10 @@ def dcd_readiness(dcd: Obj | None) -> Readiness:
     """A DCD as the DGD sees it: observed its generation and ``Available=True``."""
     if dcd is None:
         return Readiness(False, "not found")
-    meta = dcd.get("metadata") or {}
-    if meta.get("deletionTimestamp"):
+    view = Body(dcd)
+    if view.being_deleted:
         return Readiness(False, "is being deleted")
-    generation = int(meta.get("generation") or 0)
+    generation = view.meta.generation
     if not _observed_current(dcd):
         return Readiness(False, f"status has not observed generation {generation}")
     available = _condition(dcd, "Available")

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
 from syncagent.programs.writes import Writer
 
@@ -29,11 +30,11 @@ def stale_dcds(live: Sequence[Obj], *, rendered_names: Mapping[str, str]) -> Sta
     """``rendered_names``: component name -> the DCD name rendered for it."""
     removed, replaced = [], []
     for dcd in live:
-        meta = dcd.get("metadata") or {}
-        component = (dcd.get("spec") or {}).get("name") or meta.get("name")
+        name = Body(dcd).meta.name
+        component = (dcd.get("spec") or {}).get("name") or name
         if component not in rendered_names:
             removed.append(dcd)
-        elif rendered_names[component] != meta.get("name"):
+        elif rendered_names[component] != name:
             replaced.append(dcd)
     return Stale(removed, replaced)
 
@@ -44,8 +45,8 @@ async def delete_component(writer: Writer, store: Store, dcd: Mapping[str, Any])
     Garbage collection would remove the workloads too; deleting them here makes removal
     immediate and independent of the collector's queue.
     """
-    meta = dcd.get("metadata") or {}
-    uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
+    meta = Body(dcd).meta
+    uid, namespace = meta.uid, meta.namespace
     for kind in WORKLOAD_KINDS:
         for obj in store.list(kind, namespace):
             if controlled_by(obj, uid) and not being_deleted(obj):

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
-from syncagent.programs.writes import RefusedError, Writer
+from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import OwnerRef, adoption_blockers, controller_of
+from syncagent.ssa import ApplyOptions, OwnerRef, adoption_blockers, controller_of
 
 DCD = "DynamoComponentDeployment"
 
@@ -36,11 +37,8 @@ def check_service(
         return None
     current = controller_of(live)
     if current is None:
-        if adoption_blockers(live):
-            raise RefusedError(
-                f"refusing to reconcile Service {name} because it is not controlled by "
-                f"{graph.kind} {namespace}/{graph.name}"
-            )
+        if adoption_blockers(live, scheme=SCHEME):
+            raise refused("Service", namespace, name, owner=graph)
         return None
     if current.uid == graph.uid:
         return None
@@ -48,10 +46,14 @@ def check_service(
         return current
     if current.kind == DCD:
         raise RefusedError(
+            f"Service/{namespace}/{name}",
             f"Service {namespace}/{name} is controlled by unrelated DynamoComponentDeployment "
-            f"{current.name}"
+            f"{current.name}",
         )
-    raise RefusedError(f"Service {namespace}/{name} is controlled by {current.describe()}")
+    raise RefusedError(
+        f"Service/{namespace}/{name}",
+        f"Service {namespace}/{name} is controlled by {current.describe()}",
+    )
 
 
 def with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:
@@ -69,7 +71,9 @@ async def hand_over(
     if rendered.kind == "Service":
         kept = with_selector(rendered, (live.get("spec") or {}).get("selector") or {})
     # The create left the old reference with the content manager too; drop it there first.
-    content = await writer.apply(kept.manifest(), manager=rendered.manager, live=live, force=True)
+    content = await writer.apply(
+        kept.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
+    )
     handed = await writer.set_controller(content.object, controller=new, manager=rendered.manager)
     writer.events.append(
         QueuedEvent(
@@ -140,27 +144,22 @@ async def delete_stale_services(
 ) -> None:
     """Component Services the graph controls and no longer wants; model Services it left."""
     for svc in store.list("Service", namespace):
-        meta = svc.get("metadata") or {}
-        if being_deleted(svc) or meta.get("name") in keep:
+        if being_deleted(svc) or Body(svc).meta.name in keep:
             continue
         if _is_model_service(svc):
             continue
         if controlled_by(svc, graph.uid):
             await writer.delete(svc)
     for svc in store.list("Service", namespace):
-        meta = svc.get("metadata") or {}
-        if meta.get("name") in keep_models or being_deleted(svc):
+        if Body(svc).meta.name in keep_models or being_deleted(svc):
             continue
         if not _is_model_service(svc):
             continue
-        refs: list[dict[str, Any]] = list(meta.get("ownerReferences") or [])
-        if any(r.get("uid") == graph.uid for r in refs):
+        if Body(svc).owned_by(graph.uid):
             await modelservice.leave_one(writer, svc, owner=graph)
 
 
 def _is_model_service(svc: Obj) -> bool:
     """Component Services carry the model-hash label too; the name tells them apart."""
-    meta = svc.get("metadata") or {}
-    return str(meta.get("name") or "").startswith(MODEL_SERVICE_PREFIX) and bool(
-        (meta.get("labels") or {}).get(L.BASE_MODEL_HASH)
-    )
+    meta = Body(svc).meta
+    return meta.name.startswith(MODEL_SERVICE_PREFIX) and bool(meta.labels.get(L.BASE_MODEL_HASH))

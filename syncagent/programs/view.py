@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from syncagent.kube.objects import Body
 from syncagent.render import Environment, PullSecret
 from syncagent.render.pullsecrets import registry_hosts
 
@@ -38,29 +39,22 @@ class DictStore:
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         for obj in self.objects.get(kind, ()):
-            meta = obj.get("metadata") or {}
-            if meta.get("namespace") == namespace and meta.get("name") == name:
+            meta = Body(obj).meta
+            if meta.namespace == namespace and meta.name == name:
                 return obj
         return None
 
     def list(self, kind: str, namespace: str) -> list[Obj]:
-        return [
-            o
-            for o in self.objects.get(kind, ())
-            if (o.get("metadata") or {}).get("namespace") == namespace
-        ]
+        return [o for o in self.objects.get(kind, ()) if Body(o).meta.namespace == namespace]
 
 
 def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
     """Whether ``obj``'s controller reference points at the object with ``uid``."""
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or ()
-    )
+    return Body(obj).controlled_by(uid)
 
 
 def being_deleted(obj: Mapping[str, Any] | None) -> bool:
-    return bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))
+    return Body(obj).being_deleted
 
 
 def pull_secret(secret: Mapping[str, Any]) -> PullSecret | None:
@@ -84,9 +78,9 @@ def environment(
 ) -> Environment:
     secrets = [pull_secret(s) for s in store.list("Secret", namespace)]
     accounts = sorted(
-        (a.get("metadata") or {}).get("name", "")
+        Body(a).meta.name
         for a in store.list("ServiceAccount", namespace)
-        if ((a.get("metadata") or {}).get("labels") or {}).get(COMPONENT_POD_LABEL) == "true"
+        if Body(a).meta.labels.get(COMPONENT_POD_LABEL) == "true"
     )
     return Environment(
         discovery_backend=discovery_backend,
@@ -129,5 +123,5 @@ class CacheStore:
         seen: dict[str, Obj] = {}
         for cache in self._caches.get(kind, ()):
             for obj in cache.list(namespace):
-                seen.setdefault((obj.get("metadata") or {}).get("name", ""), obj)
+                seen.setdefault(Body(obj).meta.name, obj)
         return list(seen.values())

@@ -9,10 +9,12 @@ ConfigMap is deleted, with its UID, only if its owner controls it.
 from __future__ import annotations
 
 from syncagent.api import is_multinode_component
+from syncagent.kube.objects import Body
 from syncagent.programs.context import GraphContext
 from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
-from syncagent.programs.writes import Writer, owner_of
+from syncagent.programs.writes import Writer
 from syncagent.render.multinode import config_map_name, wait_leader_config_map
+from syncagent.ssa import owner_of
 
 KIND = "ConfigMap"
 
@@ -26,8 +28,7 @@ async def sync_graph(ctx: GraphContext) -> None:
 
 async def sync(writer: Writer, store: Store, *, owner: Obj, parent: str, wanted: bool) -> None:
     """Apply (``wanted``) or remove the ConfigMap of ``parent``, controlled by ``owner``."""
-    meta = owner.get("metadata") or {}
-    namespace = str(meta.get("namespace"))
+    namespace = Body(owner).meta.namespace
     live = store.get(KIND, namespace, config_map_name(parent))
     if being_deleted(live):
         return

@@ -15,18 +15,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from syncagent import status
 from syncagent.api import (
     DynamoComponentDeployment,
     problems_message,
     validate_component_deployment,
 )
-from syncagent.programs import modelservice, waitleader
+from syncagent.kube.objects import Body, Meta
+from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
 from syncagent.programs.view import environment as namespace_environment
-from syncagent.programs.writes import RefusedError, Writer, owner_of
+from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import (
     ComponentSource,
     Environment,
@@ -43,8 +44,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
-from syncagent.runtime.capabilities import Capabilities
-from syncagent.ssa import SsaError, controller_of
+from syncagent.ssa import SsaError, controller_of, owner_of
 
 log = logging.getLogger(__name__)
 RECONCILING = "Reconciling"
@@ -68,20 +68,20 @@ class ComponentContext:
     now: str = field(default_factory=status.now_rfc3339)
 
     @property
-    def meta(self) -> Mapping[str, Any]:
-        return self.dcd.get("metadata") or {}
+    def meta(self) -> Meta:
+        return Body(self.dcd).meta
 
     @property
     def namespace(self) -> str:
-        return str(self.meta.get("namespace"))
+        return self.meta.namespace
 
     @property
     def generation(self) -> int:
-        return int(self.meta.get("generation") or 0)
+        return self.meta.generation
 
     @property
     def ref(self) -> str:
-        return f"DynamoComponentDeployment/{self.namespace}/{self.meta.get('name')}"
+        return f"DynamoComponentDeployment/{self.namespace}/{self.meta.name}"
 
 
 def _workload_kind(source: ComponentSource) -> tuple[str, str]:
@@ -115,7 +115,9 @@ class WorkloadProgram:
         retry: bool,
         reason: str = RECONCILING,
     ) -> ComponentResult:
-        log.warning("component reconcile failed", extra={"object": ctx.ref, "error": message})
+        log.warning(
+            f"{ctx.ref}: reconcile failed: {message}", extra={"object": ctx.ref, "error": message}
+        )
         inp = status.ComponentStatusInput(
             generation=ctx.generation, kind=kind, error=message, error_reason=reason
         )
@@ -125,7 +127,7 @@ class WorkloadProgram:
     async def _reconcile(self, ctx: ComponentContext, source: ComponentSource) -> ComponentResult:
         env = self._environment(ctx, source)
         legacy = self._legacy(ctx, source)
-        uid = str(ctx.meta.get("uid"))
+        uid = ctx.meta.uid
         objects = render_component(source, env=env, lws=ctx.caps.lws, legacy_worker=legacy, uid=uid)
         owner = owner_of(ctx.dcd)
         if source.parent_graph is None and discovery_on(source, env):
@@ -194,7 +196,7 @@ class WorkloadProgram:
 
     def _legacy(self, ctx: ComponentContext, source: ComponentSource) -> bool:
         """Alpha-era pods still say ``worker``: keep it so they do not roll (rendering.md §2)."""
-        labels: list[Mapping[str, str]] = [ctx.meta.get("labels") or {}]
+        labels: list[Mapping[str, str]] = [ctx.meta.labels]
         for kind, name in (("Deployment", source.name), ("LeaderWorkerSet", lws_name(source.name))):
             obj = ctx.store.get(kind, source.namespace, name) or {}
             spec = obj.get("spec") or {}
@@ -237,13 +239,13 @@ class WorkloadProgram:
                 rendered = _with_selector(rendered, kept)
         entry = await ctx.writer.apply_owned(rendered, owner=owner_of(ctx.dcd), live=live)
         selector = (entry.object.get("spec") or {}).get("selector")
-        ours = controlled_by(entry.object, str(ctx.meta.get("uid")))
+        ours = controlled_by(entry.object, ctx.meta.uid)
         return bool(ours and selector == target), waiting
 
     async def _drop_service(self, ctx: ComponentContext, source: ComponentSource) -> None:
         name = component_service_name(source.name)
         live = ctx.store.get("Service", source.namespace, name)
-        if live and not being_deleted(live) and controlled_by(live, str(ctx.meta.get("uid"))):
+        if live and not being_deleted(live) and controlled_by(live, ctx.meta.uid):
             await ctx.writer.delete(live)
 
     async def _drop_other_kind(
@@ -256,7 +258,7 @@ class WorkloadProgram:
             else ("Deployment", source.name)
         )
         live = ctx.store.get(other[0], source.namespace, other[1])
-        if live and not being_deleted(live) and controlled_by(live, str(ctx.meta.get("uid"))):
+        if live and not being_deleted(live) and controlled_by(live, ctx.meta.uid):
             await ctx.writer.delete(live)
 
 
@@ -278,10 +280,8 @@ def _with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:
 
 
 def _parent_graph_uid(dcd: Obj) -> str:
-    for ref in (dcd.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("kind") == "DynamoGraphDeployment" and ref.get("controller"):
-            return str(ref.get("uid"))
-    return ""
+    graph = Body(dcd).controller_of_kind("DynamoGraphDeployment")
+    return graph.uid if graph is not None else ""
 
 
 def _validate(dcd: Obj) -> tuple[str, str]:

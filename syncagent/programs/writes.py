@@ -15,47 +15,51 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import is_ours
+from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
+from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.render import Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
     ABSENT,
+    ApplyOptions,
     ChangeSetEntry,
     Conflict,
     Engine,
+    OnConflict,
     OwnerRef,
+    OwnershipError,
     SsaError,
-    adoption_blockers,
     apply_controlled,
-    controller_of,
+    control_refusal,
     ref_of,
     set_controller,
 )
-from syncagent.ssa.engine import OnConflict
 from syncagent.ssa.takeover import needs_takeover, take_over
 
 log = logging.getLogger(__name__)
 
 
-class RefusedError(Exception):
-    """The object is controlled by someone else (or not adoptable): nothing was written."""
+class RefusedError(OwnershipError):
+    """The object is controlled by someone else (or not adoptable): nothing was written.
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    ``str()`` starts with the object's ``Kind/namespace/name`` (logs, exceptions);
+    ``message`` is the spec's refusal text for conditions and events (lifecycle.md §4).
+    """
+
+    @property
+    def message(self) -> str:
+        return self.detail
 
 
-def owner_of(obj: Mapping[str, Any]) -> OwnerRef:
-    """The ownership reference to a live object (it must carry its UID)."""
-    return OwnerRef.of(obj)
-
-
-def refusal(kind: str, name: str, owner: OwnerRef, namespace: str) -> str:
-    return (
+def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> RefusedError:
+    """The refusal of routing.md §3: ``refusing to reconcile <Kind> <name> because ...``."""
+    return RefusedError(
+        f"{kind}/{namespace}/{name}",
         f"refusing to reconcile {kind} {name} because it is not controlled by "
-        f"{owner.kind} {namespace}/{owner.name}"
+        f"{owner.kind} {namespace}/{owner.name}",
     )
 
 
@@ -76,14 +80,8 @@ class Writer:
         self, rendered: Rendered, live: Mapping[str, Any] | None, owner: OwnerRef
     ) -> None:
         """Raise :class:`RefusedError` unless ``live`` is absent, ours, or adoptable."""
-        if live is None:
-            return
-        current = controller_of(live)
-        if current is not None and current.uid == owner.uid:
-            return
-        if current is None and not adoption_blockers(live):
-            return
-        raise RefusedError(refusal(rendered.kind, rendered.name, owner, rendered.namespace))
+        if live is not None and control_refusal(live, owner, scheme=SCHEME) is not None:
+            raise refused(rendered.kind, rendered.namespace, rendered.name, owner=owner)
 
     async def apply_owned(
         self,
@@ -101,13 +99,18 @@ class Writer:
         self.check_may_control(rendered, live, owner)
         live = await self.take_over(live, manager=rendered.manager)
         try:
+            options = ApplyOptions(
+                manager=rendered.manager,
+                force=True,
+                on_conflict=self.on_conflict(rendered.kind, rendered.manager),
+            )
             entries = await apply_controlled(
                 self.engine,
                 rendered.manifest(),
-                manager=rendered.manager,
+                options,
                 controller=owner,
+                scheme=SCHEME,
                 live=_live_arg(live, known=known),
-                on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
         except SsaError as err:
             self._count(rendered.kind, "error")
@@ -139,7 +142,10 @@ class Writer:
         if live is None or not needs_takeover(live, policy=POLICY):
             return live
         result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
-        log.info("took over field ownership", extra={"object": ref_of(live).subject})
+        log.info(
+            f"{ref_of(live).subject}: took over field ownership",
+            extra={"object": ref_of(live).subject},
+        )
         return result.object
 
     async def set_controller(
@@ -147,7 +153,9 @@ class Writer:
     ) -> dict[str, Any]:
         """Hand control of ``live`` to ``controller`` in one ownership apply (after takeover)."""
         live = await self.take_over(live, manager=manager) or live
-        entry = await set_controller(self.engine, live, controller=controller, live=live)
+        entry = await set_controller(
+            self.engine, live, controller=controller, scheme=SCHEME, live=live
+        )
         return entry.object
 
     async def _remove_orphan(self, rendered: Rendered, entry: ChangeSetEntry) -> None:
@@ -161,14 +169,15 @@ class Writer:
         )
 
     async def apply(
-        self, desired: Mapping[str, Any], *, manager: str, live: Mapping[str, Any] | None, **kw: Any
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Mapping[str, Any] | None
     ) -> ChangeSetEntry:
-        """A plain apply (content, status, co-owner items): counted, no write event."""
+        """A plain apply (content, status, co-owner items): counted, no write event. A forced
+        content apply backs off fought-over fields (the fight detector's hook)."""
         kind = str(desired.get("kind"))
-        if kw.get("force") and not kw.get("subresource"):
-            kw["on_conflict"] = self.on_conflict(kind, manager)
+        if options.force and not options.subresource:
+            options = options.but(on_conflict=self.on_conflict(kind, options.manager))
         try:
-            entry = await self.engine.apply(desired, manager=manager, live=live, **kw)
+            entry = await self.engine.apply(desired, options, live=live)
         except SsaError:
             self._count(kind, "error")
             raise
@@ -177,16 +186,14 @@ class Writer:
 
     async def delete(self, obj: Mapping[str, Any], *, event: bool = True) -> bool:
         """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``."""
-        meta = obj.get("metadata") or {}
-        gone = await self.engine.delete(obj, uid=str(meta.get("uid") or ""))
+        meta = Body(obj).meta
+        gone = await self.engine.delete(obj, uid=meta.uid)
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
-        log.info(
-            "deleted",
-            extra={"object": f"{kind}/{meta.get('namespace')}/{meta.get('name')}"},
-        )
+        subject = f"{kind}/{meta.namespace}/{meta.name}"
+        log.info(f"{subject}: deleted", extra={"object": subject})
         if gone and event:
-            self.events.append(write_event("deleted", kind, str(meta.get("name")), on=self.on))
+            self.events.append(write_event("deleted", kind, meta.name, on=self.on))
         return gone
 
     def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
@@ -264,16 +271,16 @@ def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> Queu
 
 
 def _uid(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+    return Body(obj).meta.uid
 
 
 def _orphan(obj: Mapping[str, Any], *, expected_uid: str) -> bool:
     """A new object (another UID) that no owner holds: our write created it, so it is ours
     to remove. Someone else's replacement would carry their owner or fields, and stays."""
-    meta = obj.get("metadata") or {}
-    if _uid(obj) in ("", expected_uid) or meta.get("ownerReferences"):
+    meta = Body(obj).meta
+    if meta.uid in ("", expected_uid) or meta.owner_references:
         return False
-    return all(is_ours(str(m.get("manager") or "")) for m in meta.get("managedFields") or ())
+    return all(is_ours(str(m.get("manager") or "")) for m in meta.managed_fields)
 
 
 def _visible(entry: ChangeSetEntry) -> bool:

@@ -23,6 +23,7 @@ Public names:
 - Names: see :mod:`syncagent.render.naming` (``trunc_with_hash``, ``hash8``, ...).
 """
 
+from syncagent.kube.objects import OwnerRef
 from syncagent.render.component import (
     ComponentObjects,
     render_component,
@@ -51,7 +52,7 @@ from syncagent.render.inputs import (
     workload_type,
 )
 from syncagent.render.lws import leader_worker_set, leader_worker_templates
-from syncagent.render.model import PLACEHOLDER_UID, OwnerRef, Rendered, RenderError
+from syncagent.render.model import PLACEHOLDER_UID, Rendered, RenderError
 from syncagent.render.podtemplate import pod_template
 from syncagent.render.services import component_selector, component_service, model_service
 

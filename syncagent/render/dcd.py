@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import components as components_manager
+from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT
 from syncagent.render.inputs import (
@@ -19,7 +20,7 @@ from syncagent.render.inputs import (
     ComponentSource,
     Environment,
 )
-from syncagent.render.model import OwnerRef, Rendered, RenderError, build
+from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.naming import dcd_name, dynamo_namespace
 
 BACKENDS = ("vllm", "sglang", "trtllm")

@@ -166,48 +166,14 @@ def render_pod_clique_set(
         "",
     )
     explicit = backend in _EXPLICIT_AFTER and any(is_multinode_component(c) for c in components)
-    echo = dict(live_replicas or {})
-    cliques: list[dict[str, Any]] = []
-    groups: list[dict[str, Any]] = []
-    for component in components:
-        source = sources[component["name"]]
-        base = source.component_name.lower()
-        common = {"graph": meta["name"], "env": env}
-        if not source.multinode:
-            replicas = echo.get(base, desired_replicas(source))
-            cliques.append(
-                _clique(
-                    source,
-                    name=base,
-                    role="main",
-                    replicas=replicas,
-                    min_available=int(component.get("minAvailable") or 1),
-                    **common,
-                )
-            )
-            continue
-        after = _EXPLICIT_AFTER.get(backend) if explicit else None
-        for suffix, role, count in (("ldr", "leader", 1), ("wkr", "worker", source.node_count - 1)):
-            starts = [f"{base}-{after[1]}"] if after and after[0] == suffix else None
-            cliques.append(
-                _clique(
-                    source,
-                    name=f"{base}-{suffix}",
-                    role=role,
-                    replicas=count,
-                    min_available=1,
-                    starts_after=starts,
-                    **common,
-                )
-            )
-        groups.append(
-            {
-                "name": base,
-                "cliqueNames": [f"{base}-ldr", f"{base}-wkr"],
-                "replicas": echo.get(base, desired_replicas(source)),
-                "minAvailable": int(component.get("minAvailable") or 1),
-            }
-        )
+    cliques, groups = _cliques_and_groups(
+        components,
+        sources,
+        graph_name=meta["name"],
+        env=env,
+        after=_EXPLICIT_AFTER.get(backend) if explicit else None,
+        echo=dict(live_replicas or {}),
+    )
     template: dict[str, Any] = {
         "cliqueStartupType": "CliqueStartupTypeExplicit"
         if explicit
@@ -236,6 +202,60 @@ def render_pod_clique_set(
         owner=graph_owner(graph),
         spec=pcs_spec,
     )
+
+
+def _cliques_and_groups(
+    components: list[dict[str, Any]],
+    sources: Mapping[str, Any],
+    *,
+    graph_name: str,
+    env: Environment,
+    after: tuple[str, str] | None,
+    echo: Mapping[str, int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One clique per single-node component; a leader and a worker clique plus a scaling
+    group per multinode one (``after``: the explicit startup order of the backend)."""
+    cliques: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    for component in components:
+        source = sources[component["name"]]
+        base = source.component_name.lower()
+        common = {"graph": graph_name, "env": env}
+        if not source.multinode:
+            replicas = echo.get(base, desired_replicas(source))
+            cliques.append(
+                _clique(
+                    source,
+                    name=base,
+                    role="main",
+                    replicas=replicas,
+                    min_available=int(component.get("minAvailable") or 1),
+                    **common,
+                )
+            )
+            continue
+        for suffix, role, count in (("ldr", "leader", 1), ("wkr", "worker", source.node_count - 1)):
+            starts = [f"{base}-{after[1]}"] if after and after[0] == suffix else None
+            cliques.append(
+                _clique(
+                    source,
+                    name=f"{base}-{suffix}",
+                    role=role,
+                    replicas=count,
+                    min_available=1,
+                    starts_after=starts,
+                    **common,
+                )
+            )
+        groups.append(
+            {
+                "name": base,
+                "cliqueNames": [f"{base}-ldr", f"{base}-wkr"],
+                "replicas": echo.get(base, desired_replicas(source)),
+                "minAvailable": int(component.get("minAvailable") or 1),
+            }
+        )
+    return cliques, groups
 
 
 def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:

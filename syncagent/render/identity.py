@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from fieldmanagers import identity
+from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
-from syncagent.render.model import OwnerRef, Rendered, build
+from syncagent.render.model import Rendered, build
 from syncagent.render.naming import (
     DNS_LABEL_MAX,
     discovery_role,

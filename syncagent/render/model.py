@@ -6,30 +6,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.kube.objects import OwnerRef
+
 # Written in ownerReferences when the owner does not exist yet (offline render, plan).
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    """The object that should control a rendered object."""
-
-    api_version: str
-    kind: str
-    name: str
-    uid: str = ""
-
-    def item(self, *, controller: bool = True) -> dict[str, Any]:
-        """The ownerReferences item: the full controller form, or a co-owner's plain item."""
-        ref: dict[str, Any] = {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "name": self.name,
-            "uid": self.uid or PLACEHOLDER_UID,
-        }
-        if controller:
-            ref |= {"controller": True, "blockOwnerDeletion": True}
-        return ref
 
 
 class RenderError(Exception):
@@ -71,7 +51,9 @@ class Rendered:
         """The create apply: the content plus the controller reference of :attr:`owner`."""
         body = self.manifest()
         if self.owner is not None:
-            body["metadata"]["ownerReferences"] = [self.owner.item(controller=True)]
+            item = self.owner.item(controller=True)
+            item["uid"] = item["uid"] or PLACEHOLDER_UID
+            body["metadata"]["ownerReferences"] = [item]
         return body
 
 

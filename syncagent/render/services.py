@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
+from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on, workload_type
-from syncagent.render.model import OwnerRef, Rendered, build
+from syncagent.render.model import Rendered, build
 from syncagent.render.naming import component_service_name, model_hash, model_service_name
 
 _PORTS: dict[str, dict[str, Any]] = {

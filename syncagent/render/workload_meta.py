@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.inputs import DCD_KIND, DGD_API_VERSION, ComponentSource, Environment
-from syncagent.render.model import OwnerRef
 from syncagent.render.naming import model_hash
 from syncagent.render.podtemplate import checkpoint_ref, pod_annotations
 

@@ -1,6 +1,8 @@
-"""Discovery of the optional API groups at start and on a timer (spec/routing.md §1).
+"""Discovery of optional API groups at start and on a timer (spec/routing.md §1).
 
-A discovery error is not absence: the last successful snapshot stays. Before the first success
+Generic: the caller names the group/versions to look at and how to turn what is served into its
+snapshot (``resolve``; the agent's is :func:`syncagent.programs.capabilities.resolver`). A
+discovery error is not absence: the last successful snapshot stays. Before the first success
 :attr:`Discovery.capabilities` is ``None`` and nothing should be reconciled.
 """
 
@@ -8,27 +10,49 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import anyio
 import anyio.abc
 from lightkube import AsyncClient
 
-from syncagent.runtime import capabilities as caps
-from syncagent.runtime.capabilities import Capabilities, GroupVersionResource, Setting
 from syncagent.runtime.client import request_json, status_code
+from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
 
-# The group/versions the agent can use without being sure they are served.
-OPTIONAL_GROUP_VERSIONS: tuple[tuple[str, str], ...] = (
-    ("grove.io", "v1alpha1"),
-    ("leaderworkerset.x-k8s.io", "v1"),
-    ("disaggregatedset.x-k8s.io", "v1"),
-    ("nvidia.com", "v1alpha1"),
-)
 
-Listener = Callable[[Capabilities | None, Capabilities], None]
+class Snapshot(Protocol):
+    """What discovery keeps: which resources are served, and named flags for the metrics."""
+
+    def serves(self, gvr: GroupVersionResource) -> bool: ...
+
+    def as_dict(self) -> Mapping[str, bool]: ...
+
+
+S = TypeVar("S", bound=Snapshot)
+# (served resources, strict) -> snapshot; ``strict`` is True at start (it may refuse to start).
+Resolve = Callable[[frozenset[GroupVersionResource], bool], S]
+Listener = Callable[[S | None, S], None]
+
+
+@dataclass(frozen=True)
+class Served:
+    """The plainest snapshot: what is served, no named flags."""
+
+    served: frozenset[GroupVersionResource] = frozenset()
+
+    def serves(self, gvr: GroupVersionResource) -> bool:
+        return gvr in self.served
+
+    def as_dict(self) -> Mapping[str, bool]:
+        return {}
+
+
+def served_only(served: frozenset[GroupVersionResource], _strict: bool) -> Served:
+    return Served(served)
 
 
 class DiscoveryError(Exception):
@@ -63,36 +87,36 @@ async def served_resources(
     return frozenset(served)
 
 
-class Discovery:
-    """Keeps a :class:`Capabilities` snapshot fresh and tells listeners when it changes."""
+class Discovery(Generic[S]):
+    """Keeps a snapshot of what is served fresh and tells listeners when it changes."""
 
     def __init__(
         self,
         client: AsyncClient,
         *,
-        settings: Mapping[str, Setting] | None = None,
-        group_versions: Iterable[tuple[str, str]] = OPTIONAL_GROUP_VERSIONS,
+        resolve: Resolve[S],
+        group_versions: Iterable[tuple[str, str]],
         interval: float = 60.0,
         timeout: float = 10.0,
         metrics: Metrics | None = None,
     ) -> None:
         self._client = client
-        self._settings = dict(settings or caps.capability_overrides(()))
+        self._resolve = resolve
         self._group_versions = tuple(group_versions)
         self._interval = interval
         self._timeout = timeout
         self._metrics = metrics or default_metrics()
-        self._listeners: list[Listener] = []
-        self._current: Capabilities | None = None
+        self._listeners: list[Listener[S]] = []
+        self._current: S | None = None
         self._ready: anyio.Event | None = None
         self._refresh_now: anyio.Event | None = None
 
     @property
-    def capabilities(self) -> Capabilities | None:
+    def capabilities(self) -> S | None:
         """The last successful snapshot; ``None`` before the first success."""
         return self._current
 
-    def add_listener(self, listener: Listener) -> None:
+    def add_listener(self, listener: Listener[S]) -> None:
         """Call ``listener(old, new)`` after every change (and after the first success)."""
         self._listeners.append(listener)
 
@@ -101,26 +125,26 @@ class Discovery:
         if self._refresh_now is not None:
             self._refresh_now.set()
 
-    async def wait_ready(self) -> Capabilities:
+    async def wait_ready(self) -> S:
         while self._current is None:
             if self._ready is None:
                 self._ready = anyio.Event()
             await self._ready.wait()
         return self._current
 
-    async def refresh(self, *, strict: bool = False) -> Capabilities:
+    async def refresh(self, *, strict: bool = False) -> S:
         """Discover once. Raises :class:`DiscoveryError` (snapshot kept) or, with ``strict``,
-        :class:`~syncagent.runtime.capabilities.CapabilityRequiredError`."""
+        whatever ``resolve`` raises (the agent's refuses a required capability not served)."""
         served = await served_resources(
             self._client, self._group_versions, request_timeout=self._timeout
         )
-        new = caps.resolve(served, self._settings, strict=strict)
+        new = self._resolve(served, strict)
         old, self._current = self._current, new
         if old != new:
             self._publish(old, new)
         return new
 
-    async def start(self) -> Capabilities:
+    async def start(self) -> S:
         """The first discovery: strict about required capabilities, errors propagate."""
         return await self.refresh(strict=True)
 
@@ -148,7 +172,7 @@ class Discovery:
             with anyio.move_on_after(delay):
                 await self._refresh_now.wait()
 
-    def _publish(self, old: Capabilities | None, new: Capabilities) -> None:
+    def _publish(self, old: S | None, new: S) -> None:
         for name, on in new.as_dict().items():
             self._metrics.capabilities.set(1 if on else 0, name=name)
         if self._ready is not None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -24,8 +25,7 @@ from lightkube import AsyncClient
 
 from syncagent.runtime import http
 from syncagent.runtime.backoff import Backoff
-from syncagent.runtime.capabilities import Capabilities, Setting
-from syncagent.runtime.discovery import Discovery, DiscoveryError
+from syncagent.runtime.discovery import Discovery, DiscoveryError, Resolve, Snapshot, served_only
 from syncagent.runtime.events import EventRecorder
 from syncagent.runtime.health import Health
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
@@ -55,7 +55,9 @@ def sole_exception(group: BaseExceptionGroup) -> BaseException:
 class ManagerOptions:
     metrics_address: str | None = ":8080"
     lease: LeaseConfig | None = None  # None: no leader election (a single replica)
-    capability_settings: Mapping[str, Setting] = field(default_factory=dict)
+    # What discovery looks at (optional group/versions) and how it turns that into a snapshot.
+    group_versions: tuple[tuple[str, str], ...] = ()
+    resolve: Resolve[Any] = served_only
     discovery_interval: float = 60.0
     shutdown_grace: float = 30.0
     watch_timeout: float | None = None
@@ -86,14 +88,16 @@ class Manager:
         self.metrics = metrics or default_metrics()
         self.health = Health()
         self.shutdown = Shutdown()
-        self.discovery = Discovery(
+        self.discovery: Discovery[Any] = Discovery(
             client,
-            settings=options.capability_settings or None,
+            resolve=options.resolve,
+            group_versions=options.group_versions,
             interval=options.discovery_interval,
             metrics=self.metrics,
         )
         self.watches = WatchSet(
             client,
+            optional=options.group_versions,
             metrics=self.metrics,
             on_not_found=self.discovery.request_refresh,
             watch_timeout=options.watch_timeout,
@@ -113,7 +117,8 @@ class Manager:
         self.health.add_readiness("running", lambda: not self.shutdown.requested)
 
     @property
-    def capabilities(self) -> Capabilities | None:
+    def capabilities(self) -> Any:
+        """The discovery snapshot (``options.resolve``'s type); None before the first one."""
         return self.discovery.capabilities
 
     def add_controller(
@@ -138,7 +143,7 @@ class Manager:
         )
         if requeue_on_capability_change and keys is not None:
 
-            def requeue(old: Capabilities | None, _new: Capabilities) -> None:
+            def requeue(old: Snapshot | None, _new: Snapshot) -> None:
                 if old is not None:
                     for key in keys():
                         queue.add(key)

@@ -242,6 +242,11 @@ class Metrics:
             "Duration of reconciles by controller.",
             ("controller",),
         )
+        self._add_apply_metrics(r)
+        self._add_runtime_metrics(r)
+
+    def _add_apply_metrics(self, r: Registry) -> None:
+        """What the apply engine and the fight detector did."""
         self.apply_actions = r.counter(
             "syncagent_apply_actions_total",
             "Server-side apply outcomes by kind and result "
@@ -266,6 +271,9 @@ class Metrics:
             "field manager holding them.",
             ("kind", "manager"),
         )
+
+    def _add_runtime_metrics(self, r: Registry) -> None:
+        """Work queues, API requests, watches, events, leadership and capabilities."""
         self.queue_depth = r.gauge(
             "syncagent_workqueue_depth", "Keys waiting in a work queue.", ("queue",)
         )

@@ -29,8 +29,8 @@ from lightkube.core.resource import api_info
 
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import Cache, Obj, identity
-from syncagent.runtime.capabilities import GroupVersionResource
 from syncagent.runtime.client import http_client, raise_for_status, request_json, status_code
+from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ import anyio.abc
 from lightkube import AsyncClient
 
 from syncagent.runtime.cache import Cache, Handler, Obj, identity
-from syncagent.runtime.capabilities import Capabilities
-from syncagent.runtime.discovery import OPTIONAL_GROUP_VERSIONS, Discovery
+from syncagent.runtime.discovery import Discovery, Snapshot
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 
@@ -36,22 +35,22 @@ class WatchSet:
         self,
         client: AsyncClient,
         *,
-        optional: Iterable[tuple[str, str]] = OPTIONAL_GROUP_VERSIONS,
+        optional: Iterable[tuple[str, str]] = (),
         metrics: Metrics | None = None,
         on_not_found: Callable[[], None] | None = None,
         watch_timeout: float | None = None,
     ) -> None:
         self._client = client
-        # Optional (group, version)s are watched only while discovery finds them served (default:
-        # those discovery looks at); everything else, our own nvidia.com/v1beta1 kinds included,
-        # is always watched. By version, because nvidia.com/v1alpha1 checkpoints are optional.
+        # Optional (group, version)s (those discovery looks at) are watched only while discovery
+        # finds them served; everything else, our own nvidia.com/v1beta1 kinds included, is
+        # always watched. By version, because nvidia.com/v1alpha1 checkpoints are optional.
         self._optional = frozenset(optional)
         self._metrics = metrics or default_metrics()
         self._on_not_found = on_not_found
         self._watch_timeout = watch_timeout
         self._entries: list[_Entry] = []
         self._tg: anyio.abc.TaskGroup | None = None
-        self._caps: Capabilities | None = None
+        self._caps: Snapshot | None = None
 
     def add(
         self,
@@ -91,7 +90,7 @@ class WatchSet:
             if self._tg is None:
                 await anyio.sleep(0.05)
 
-    def update(self, capabilities: Capabilities | None) -> None:
+    def update(self, capabilities: Snapshot | None) -> None:
         """Start the watches whose API is now served, stop those whose API is gone."""
         self._caps = capabilities
         if self._tg is None:
@@ -112,7 +111,7 @@ class WatchSet:
 
     async def run(
         self,
-        discovery: Discovery | None = None,
+        discovery: Discovery[Any] | None = None,
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:

@@ -22,9 +22,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Result:
-    """What a reconcile asks of the queue: ``requeue_after`` seconds, or nothing."""
+    """What a reconcile asks of the queue: ``requeue_after`` seconds, or nothing.
+
+    ``error``: the reconcile ended in an error it already reported (its status persisted):
+    retry the key with backoff, as for an exception, and log this text (it starts with the
+    object's ``Kind/namespace/name``).
+    """
 
     requeue_after: float | None = None
+    error: str | None = None
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -44,14 +50,14 @@ async def _process(
     try:
         result = await reconcile(key)
     except Exception as err:
-        delay = queue.add_rate_limited(key)
-        metrics.reconciles.inc(controller=controller, result="error")
-        log.error(
-            "reconcile failed",
-            exc_info=err,
-            extra={"controller": controller, "key": key, "retry_in": round(delay, 3)},
+        # An unexpected exception: the traceback says where; the key says which object.
+        _retry(
+            queue, key, controller=controller, metrics=metrics, message="reconcile failed", err=err
         )
     else:
+        if result is not None and result.error is not None:
+            _retry(queue, key, controller=controller, metrics=metrics, message=result.error)
+            return
         queue.forget(key)
         requeue = result.requeue_after if result else None
         if requeue is not None:
@@ -62,6 +68,24 @@ async def _process(
         metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
         queue.done(key)
         limiter.release_on_behalf_of(token)
+
+
+def _retry(
+    queue: WorkQueue,
+    key: str,
+    *,
+    controller: str,
+    metrics: Metrics,
+    message: str,
+    err: Exception | None = None,
+) -> None:
+    delay = queue.add_rate_limited(key)
+    metrics.reconciles.inc(controller=controller, result="error")
+    log.error(
+        message,
+        exc_info=err,
+        extra={"controller": controller, "key": key, "retry_in": round(delay, 3)},
+    )
 
 
 async def run_workers(

@@ -1,10 +1,11 @@
 """The server-side apply engine. Knows nothing about what it applies.
 
     engine = Engine(async_client)
-    entry = await engine.apply(desired, manager="me", force=True, live=cached_or_None)
+    entry = await engine.apply(desired, ApplyOptions(manager="me", force=True), live=cached)
     entry.action  # "created" | "configured" | "unchanged"
 
-Modules: ``engine`` (apply / plan / apply_all / delete), ``compare`` (dry run vs live),
+Modules: ``engine`` (apply / plan / apply_all, get / list, delete, patch, takeover writes),
+``options`` (the one options object of every apply verb), ``compare`` (dry run vs live),
 ``quirks`` (API-server normalisers), ``desired`` (refusal rules, digest, leaving paths out),
 ``managedfields`` and ``paths`` (decoding for blame and conflicts), ``fieldsets`` (raw fieldsV1
 sets), ``takeover`` (adopting an old writer's fields, by policy), ``fights`` (the field-fight
@@ -12,13 +13,15 @@ detector), ``ownership`` (owner references), ``errors``, ``counter`` (requests b
 ``cache``, ``api`` and ``resources`` (raw HTTP).
 """
 
+from syncagent.kube.objects import ObjectRef, OwnerRef
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.changeset import Action, ChangeSetEntry
 from syncagent.ssa.counter import RequestCounter
-from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of
-from syncagent.ssa.engine import ABSENT, ApplyAllError, Engine
+from syncagent.ssa.desired import check_desired, digest, ref_of
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.errors import (
     ApiError,
+    ApplyAllError,
     Conflict,
     ConflictError,
     DesiredObjectError,
@@ -32,14 +35,17 @@ from syncagent.ssa.errors import (
     SsaError,
 )
 from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
+from syncagent.ssa.options import ABSENT, ApplyOptions, OnConflict
 from syncagent.ssa.ownership import (
-    OwnerRef,
+    OwnershipScheme,
     adoption_blockers,
     apply_controlled,
+    control_refusal,
     controller_of,
     is_adoptable,
     join,
     leave,
+    owner_of,
     set_controller,
 )
 from syncagent.ssa.paths import FieldPath, readable, render
@@ -49,6 +55,7 @@ __all__ = [
     "Action",
     "ApiError",
     "ApplyAllError",
+    "ApplyOptions",
     "ChangeSetEntry",
     "Conflict",
     "ConflictError",
@@ -63,9 +70,11 @@ __all__ = [
     "ManagerEntry",
     "NotFoundError",
     "ObjectRef",
+    "OnConflict",
     "Owner",
     "OwnerRef",
     "OwnershipError",
+    "OwnershipScheme",
     "PreconditionError",
     "RequestCounter",
     "SsaError",
@@ -73,12 +82,14 @@ __all__ = [
     "apply_controlled",
     "blame",
     "check_desired",
+    "control_refusal",
     "controller_of",
     "decode",
     "digest",
     "is_adoptable",
     "join",
     "leave",
+    "owner_of",
     "readable",
     "ref_of",
     "render",

@@ -13,8 +13,8 @@ from typing import Any
 import httpx2
 import orjson
 
+from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.counter import http_client_of
-from syncagent.ssa.desired import ObjectRef
 from syncagent.ssa.errors import error_from_status
 from syncagent.ssa.resources import ResourceInfo, ResourceResolver
 
@@ -22,7 +22,8 @@ APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML
 
 
 class KubeApi:
-    """Raw get / apply / delete through one shared httpx2 client."""
+    """Raw get / list / apply / patch / create / update / delete through one shared httpx2
+    client. Only the engine (``ssa/``) calls it."""
 
     def __init__(self, client: Any) -> None:
         self.http: httpx2.AsyncClient = http_client_of(client)  # type: ignore[assignment]
@@ -41,6 +42,50 @@ class KubeApi:
         response = await self.http.get(url)
         if response.status_code == 404:
             return None
+        return _json_or_raise(ref, response)
+
+    async def list(self, ref: ObjectRef) -> list[dict[str, Any]]:
+        """The items of ``ref``'s kind in ``ref.namespace`` (the name is ignored)."""
+        info = await self.resolve(ref)
+        response = await self.http.get(info.path(namespace=ref.namespace))
+        if response.status_code == 404:
+            return []
+        return list(_json_or_raise(ref, response).get("items") or [])
+
+    async def create(
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+    ) -> dict[str, Any]:
+        info = await self.resolve(ref)
+        return await self._send(
+            ref, "POST", info.path(namespace=ref.namespace), body, manager, dry_run
+        )
+
+    async def update(
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+    ) -> dict[str, Any]:
+        info = await self.resolve(ref)
+        path = info.path(namespace=ref.namespace, name=ref.name)
+        return await self._send(ref, "PUT", path, body, manager, dry_run)
+
+    async def _send(
+        self,
+        ref: ObjectRef,
+        method: str,
+        path: str,
+        body: Mapping[str, Any],
+        manager: str,
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        params = {"fieldManager": manager}
+        if dry_run:
+            params["dryRun"] = "All"
+        response = await self.http.request(
+            method,
+            path,
+            params=params,
+            content=orjson.dumps(body),
+            headers={"Content-Type": "application/json"},
+        )
         return _json_or_raise(ref, response)
 
     async def apply(
@@ -97,6 +142,7 @@ class KubeApi:
         uid: str,
         resource_version: str | None = None,
         propagation: str = "Background",
+        dry_run: bool = False,
     ) -> bool:
         """Delete with preconditions; False when the object was already gone."""
         info = await self.resolve(ref)
@@ -112,6 +158,7 @@ class KubeApi:
         response = await self.http.request(
             "DELETE",
             info.path(namespace=ref.namespace, name=ref.name),
+            params={"dryRun": "All"} if dry_run else None,
             content=orjson.dumps(body),
             headers={"Content-Type": "application/json"},
         )

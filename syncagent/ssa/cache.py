@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from syncagent.ssa.desired import ObjectRef
+from syncagent.kube.objects import ObjectRef
 
 
 @dataclass(frozen=True, slots=True)

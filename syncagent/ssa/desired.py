@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from syncagent.kube.objects import Body, ObjectRef
 from syncagent.ssa.errors import DesiredObjectError
 from syncagent.ssa.paths import Field, Index, Key, Value, parse
 
@@ -25,39 +25,9 @@ _SERVER_OWNED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
-    """Which object: enough to address it and to name it in messages."""
-
-    api_version: str
-    kind: str
-    name: str
-    namespace: str = ""
-
-    @property
-    def subject(self) -> str:
-        if self.namespace:
-            return f"{self.kind}/{self.namespace}/{self.name}"
-        return f"{self.kind}/{self.name}"
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
-
-    @property
-    def version(self) -> str:
-        return self.api_version.rpartition("/")[2]
-
-
 def ref_of(obj: Mapping[str, Any]) -> ObjectRef:
     """The identity of an object; refuses one without apiVersion, kind or name."""
-    meta = obj.get("metadata") or {}
-    ref = ObjectRef(
-        api_version=str(obj.get("apiVersion") or ""),
-        kind=str(obj.get("kind") or ""),
-        name=str(meta.get("name") or ""),
-        namespace=str(meta.get("namespace") or ""),
-    )
+    ref = Body(obj).ref
     for field, value in (("apiVersion", ref.api_version), ("kind", ref.kind)):
         if not value:
             raise DesiredObjectError(ref.subject, f"{field} is required; set it on the object")

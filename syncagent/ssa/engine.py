@@ -3,84 +3,52 @@
 1. A cache record (desired digest, live resourceVersion) proves convergence: no request.
 2. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
    the write then takes the fields over). Skipped when the engine's own GET found no object.
-   A caller's ``on_conflict`` may name conflicting paths to *yield*: they are left out of the
+   The options' ``on_conflict`` may name conflicting paths to *yield*: they are left out of the
    desired object and the dry run runs again (design §4.4, a fight backs off this way).
 3. The dry-run result is compared with the live object (compare.py); equal means no write.
 4. Otherwise the real apply; the resulting resourceVersion is recorded.
+
+Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. An engine made with
+``dry_run=True`` never writes: applies are plans, and patches, deletes and takeovers are
+server-side dry runs (``syncagent plan`` runs the programs on such an engine).
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 
+from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
+from syncagent.ssa.applyplan import ApplyPlan as _Plan
 from syncagent.ssa.cache import CacheKey, ConvergenceCache
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
-from syncagent.ssa.desired import ObjectRef, check_desired, digest, ref_of, without
-from syncagent.ssa.errors import Conflict, ConflictError, SsaError
+from syncagent.ssa.desired import check_desired, digest, ref_of, without
+from syncagent.ssa.errors import (
+    ApplyAllError,
+    Conflict,
+    ConflictError,
+    DesiredObjectError,
+    SsaError,
+)
+from syncagent.ssa.managedfields import managed_fields_patch
+from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 
-# Given the conflicts of a non-forced dry run and the live object, the paths to leave out.
-OnConflict = Callable[[Sequence[Conflict], Mapping[str, Any] | None], Collection[str]]
 # Dry runs one apply may make while yielding paths, before it forces what still conflicts.
 _YIELD_ROUNDS = 3
-
-
-class Absent(enum.Enum):
-    """Marker for "the caller knows the object does not exist" (skips the GET)."""
-
-    ABSENT = "absent"
-
-
-class TypedObject(Protocol):
-    """A typed client object (lightkube models); raw dicts compare more faithfully."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-ABSENT = Absent.ABSENT
-Live = Mapping[str, Any] | TypedObject | Absent | None
-
-
-@dataclass
-class _Plan:
-    desired: Mapping[str, Any]
-    ref: ObjectRef
-    key: CacheKey
-    digest: str
-    manager: str
-    force: bool
-    subresource: str
-    live: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    conflicts: tuple[Conflict, ...] = ()
-    yielded: tuple[Conflict, ...] = ()
-    on_conflict: OnConflict | None = None
-    differences: tuple[str, ...] = ()
-    converged: bool = False
-    error: SsaError | None = field(default=None, repr=False)
-
-
-class ApplyAllError(SsaError):
-    """Some objects of an ``apply_all`` failed; the others were applied."""
-
-    def __init__(self, entries: list[ChangeSetEntry], errors: list[SsaError]) -> None:
-        super().__init__(errors[0].subject, "; ".join(str(e) for e in errors))
-        self.entries = entries
-        self.errors = errors
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 
 
 class Engine:
     """Server-side apply with dry-run convergence. Knows nothing about what it applies.
 
     ``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
-    counts every request of that client.
+    counts every request of that client. ``dry_run``: never write (see the module doc).
     """
 
     def __init__(
@@ -89,62 +57,41 @@ class Engine:
         *,
         cache: ConvergenceCache | None = None,
         counter: RequestCounter | None = None,
+        dry_run: bool = False,
     ) -> None:
         self.api = KubeApi(client)
         self.cache = cache if cache is not None else ConvergenceCache()
         self.counter = (counter or RequestCounter()).attach(self.api.http)
+        self.dry_run = dry_run
 
     async def apply(
-        self,
-        desired: Mapping[str, Any],
-        *,
-        manager: str,
-        force: bool = False,
-        live: Live = None,
-        subresource: str | None = None,
-        resource_version_precondition: bool = False,
-        on_conflict: OnConflict | None = None,
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Live = None
     ) -> ChangeSetEntry:
-        """Apply ``desired`` under ``manager``; write only when the dry run shows a change.
+        """Apply ``desired``; write only when the dry run shows a change.
 
         ``live`` is the caller's view of the object (a watch-cache entry), ``ABSENT`` when it is
         known not to exist, or None to GET it. A non-forced apply raises ``ConflictError``; a
-        forced one returns the conflicts it overrode on the entry. ``on_conflict`` names the
-        conflicting paths to leave to their owner instead (``entry.yielded``).
+        forced one returns the conflicts it overrode on the entry. With ``options.dry_run`` (or
+        a dry-run engine) this is :meth:`plan`.
         """
-        plan = self._plan(desired, manager, force, subresource, resource_version_precondition)
-        plan.on_conflict = on_conflict
+        if options.dry_run or self.dry_run:
+            return await self._plan_only(desired, options, live)
+        plan = self._plan(desired, options)
         await self._prepare(plan, live)
         return await self._finish(plan)
 
     async def plan(
-        self,
-        desired: Mapping[str, Any],
-        *,
-        manager: str,
-        force: bool = False,
-        live: Live = None,
-        subresource: str | None = None,
-        resource_version_precondition: bool = False,
-        on_conflict: OnConflict | None = None,
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Live = None
     ) -> ChangeSetEntry:
         """What ``apply`` would do, from dry runs only; never writes (``entry.dry_run``)."""
-        plan = self._plan(desired, manager, force, subresource, resource_version_precondition)
-        plan.on_conflict = on_conflict
-        await self._prepare(plan, live)
-        if plan.result is None:  # absent, or a forced plan that conflicted
-            plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
-            plan.differences = tuple(self._differences(plan))
-        return self._entry(plan, plan.result, dry_run=True)
+        return await self._plan_only(desired, options.but(dry_run=True), live)
 
     async def apply_all(
         self,
         desired: Sequence[Mapping[str, Any]],
+        options: ApplyOptions,
         *,
-        manager: str,
-        force: bool = False,
         live: Mapping[str, Live] | None = None,
-        subresource: str | None = None,
         concurrency: int = 8,
     ) -> list[ChangeSetEntry]:
         """Dry-run all objects with bounded concurrency, then write in input order.
@@ -153,7 +100,7 @@ class Engine:
         fetched. Objects that fail do not stop the others; an ``ApplyAllError`` then carries
         both the entries and the errors.
         """
-        plans = [self._plan(d, manager, force, subresource, False) for d in desired]
+        plans = [self._plan(d, options) for d in desired]
         limiter = anyio.CapacityLimiter(max(1, concurrency))
 
         async def prepare(plan: _Plan) -> None:
@@ -180,7 +127,29 @@ class Engine:
 
     async def get(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
         """The live object named by ``obj`` (any object with apiVersion, kind and metadata)."""
+        return await self.read(obj, subresource=subresource)
+
+    async def read(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
+        """The server's copy of ``obj``, always (a planning engine's :meth:`get` may answer
+        with what its dry runs composed)."""
         return await self.api.get(ref_of(obj), subresource=subresource)
+
+    async def list(self, api_version: str, kind: str, namespace: str) -> list[dict[str, Any]]:
+        """Every object of a kind in ``namespace`` (each with apiVersion and kind); none when
+        the kind is not served."""
+        ref = ObjectRef(api_version, kind, "-", namespace)
+        try:
+            await self.api.resolve(ref)
+        except DesiredObjectError:
+            return []  # not served: nothing of that kind exists
+        items = await self.api.list(ref)
+        return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
+
+    async def path_of(self, obj: Mapping[str, Any], *, subresource: str = "") -> str:
+        """The API path of ``obj`` (what an audit log or a plan names a write by)."""
+        ref = ref_of(obj)
+        info = await self.api.resolve(ref)
+        return info.path(namespace=ref.namespace, name=ref.name, subresource=subresource)
 
     async def live_view(self, obj: Mapping[str, Any], live: Live = None) -> dict[str, Any] | None:
         """The caller's view as a plain dict: None for ``ABSENT``, ``get`` when ``live`` is None."""
@@ -199,40 +168,100 @@ class Engine:
         """Delete the object only if it still has ``uid`` (and ``resource_version``, if given).
 
         Returns False when it was already gone; raises ``PreconditionError`` when the object
-        was replaced or changed.
+        was replaced or changed. A dry-run engine only asks the server whether it would.
         """
         if not uid:
             raise SsaError(ref_of(obj).subject, "delete needs the UID of the object to delete")
         ref = ref_of(obj)
-        self.cache.forget(ref)
+        if not self.dry_run:
+            self.cache.forget(ref)
         return await self.api.delete(
-            ref, uid=uid, resource_version=resource_version, propagation=propagation
+            ref,
+            uid=uid,
+            resource_version=resource_version,
+            propagation=propagation,
+            dry_run=self.dry_run,
         )
+
+    async def patch(
+        self,
+        obj: Mapping[str, Any],
+        body: Any,
+        *,
+        manager: str,
+        content_type: str = MERGE_PATCH,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A merge (or JSON) patch, for the few writes server-side apply cannot make (a custom
+        resource's ``/scale``: kubernetes#116311). A server-side dry run on a dry-run engine."""
+        ref = ref_of(obj)
+        if not self.dry_run:
+            self.cache.forget(ref)
+        return await self.api.patch(
+            ref,
+            body,
+            content_type=content_type,
+            manager=manager,
+            dry_run=self.dry_run,
+            subresource=subresource,
+        )
+
+    async def replace_managed_fields(
+        self,
+        live: Mapping[str, Any],
+        managed_fields: list[dict[str, Any]],
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Rewrite ``live``'s managedFields, nothing else, in one write guarded by its
+        resourceVersion (a takeover: ``ssa.takeover``). A dry run with ``dry_run`` or on a
+        dry-run engine."""
+        ref = ref_of(live)
+        version = str((live.get("metadata") or {}).get("resourceVersion") or "")
+        if not version:
+            raise SsaError(ref.subject, "takeover needs the live object's resourceVersion")
+        dry_run = dry_run or self.dry_run
+        body = managed_fields_patch(managed_fields, version)
+        result = await self.api.patch(ref, body, content_type=JSON_PATCH, dry_run=dry_run)
+        if not dry_run:
+            self.cache.forget(ref)
+        return result
+
+    async def create(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        """A plain create (POST); a dry run on a dry-run engine."""
+        return await self.api.create(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
+
+    async def update(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        """A plain update (PUT, guarded by the body's resourceVersion); a dry run on a dry-run
+        engine."""
+        return await self.api.update(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
 
     # -- steps -------------------------------------------------------------------------------
 
-    def _plan(
-        self,
-        desired: Mapping[str, Any],
-        manager: str,
-        force: bool,
-        subresource: str | None,
-        rv_precondition: bool,
-    ) -> _Plan:
-        subresource = subresource or ""
-        if not manager:
+    async def _plan_only(
+        self, desired: Mapping[str, Any], options: ApplyOptions, live: Live
+    ) -> ChangeSetEntry:
+        plan = self._plan(desired, options)
+        await self._prepare(plan, live)
+        if plan.result is None:  # absent, or a forced plan that conflicted
+            plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
+            plan.differences = tuple(self._differences(plan))
+        return self._entry(plan, plan.result, dry_run=True)
+
+    def _plan(self, desired: Mapping[str, Any], options: ApplyOptions) -> _Plan:
+        if not options.manager:
             raise SsaError(ref_of(desired).subject, "a field manager name is required")
         ref = check_desired(
-            desired, subresource=subresource, resource_version_precondition=rv_precondition
+            desired,
+            subresource=options.subresource,
+            resource_version_precondition=options.resource_version_precondition,
         )
         return _Plan(
             desired=desired,
             ref=ref,
-            key=CacheKey.of(ref, manager=manager, subresource=subresource),
+            key=CacheKey.of(ref, manager=options.manager, subresource=options.subresource),
             digest=digest(desired),
-            manager=manager,
-            force=force,
-            subresource=subresource,
+            options=options,
         )
 
     async def _prepare(self, plan: _Plan, live: Live) -> None:
@@ -256,7 +285,7 @@ class Engine:
             except ConflictError as err:
                 if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
                     continue
-                if not plan.force:
+                if not plan.options.force:
                     raise
                 # A conflict means the forced write changes something: no second dry run.
                 plan.conflicts = err.conflicts
@@ -270,9 +299,10 @@ class Engine:
 
     def _yield(self, plan: _Plan, conflicts: Sequence[Conflict]) -> bool:
         """Leave the paths the caller yields out of the desired object; whether any went."""
-        if plan.on_conflict is None:
+        on_conflict = plan.options.on_conflict
+        if on_conflict is None:
             return False
-        paths = set(plan.on_conflict(conflicts, plan.live)) & {c.path for c in conflicts}
+        paths = set(on_conflict(conflicts, plan.live)) & {c.path for c in conflicts}
         pruned = without(plan.desired, paths) if paths else plan.desired
         if pruned == plan.desired:
             return False
@@ -288,7 +318,7 @@ class Engine:
             plan.ref,
             plan.desired,
             manager=plan.manager,
-            force=plan.force,
+            force=plan.options.force,
             dry_run=False,
             subresource=plan.subresource,
         )

@@ -68,12 +68,15 @@ class OwnershipError(SsaError):
 
 
 class ApiError(SsaError):
-    """A request the API server refused."""
+    """A request the API server refused; ``server_message`` is the server's own words."""
 
-    def __init__(self, subject: str, detail: str, *, code: int, reason: str) -> None:
+    def __init__(
+        self, subject: str, detail: str, *, code: int, reason: str, server_message: str = ""
+    ) -> None:
         super().__init__(subject, detail)
         self.code = code
         self.reason = reason
+        self.server_message = server_message
 
 
 class NotFoundError(ApiError):
@@ -153,7 +156,13 @@ def error_from_status(subject: str, code: int, status: Mapping[str, Any] | None)
         )
     if code == 404:
         return NotFoundError(subject, f"not found: {message}", code=code, reason=reason)
-    return ApiError(subject, f"{message} (HTTP {code} {reason})", code=code, reason=reason)
+    return ApiError(
+        subject,
+        f"{message} (HTTP {code} {reason})",
+        code=code,
+        reason=reason,
+        server_message=message,
+    )
 
 
 def _invalid(subject: str, code: int, message: str, raw: list[Any]) -> InvalidError:
@@ -187,3 +196,12 @@ def parse_conflicts(causes: Sequence[Mapping[str, Any]]) -> list[Conflict]:
         api_version = (match.group("api") or "").rstrip(":") if match else ""
         out.append(Conflict(readable(str(cause.get("field") or "")), manager, api_version))
     return out
+
+
+class ApplyAllError(SsaError):
+    """Some objects of an ``apply_all`` failed; the others were applied."""
+
+    def __init__(self, entries: list[Any], errors: list[SsaError]) -> None:
+        super().__init__(errors[0].subject, "; ".join(str(e) for e in errors))
+        self.entries = entries
+        self.errors = errors

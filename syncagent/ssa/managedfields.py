@@ -144,3 +144,18 @@ def managers_under(obj: Mapping[str, Any], prefix: FieldPath) -> set[str]:
     """Managers owning ``prefix`` itself or anything below it."""
     n = len(prefix)
     return {e.manager for e in decode(obj) if any(p[:n] == prefix for p in e.fields)}
+
+
+def managed_fields_patch(
+    managed_fields: list[dict[str, Any]], resource_version: str
+) -> list[dict[str, Any]]:
+    """A JSON patch replacing managedFields (nothing else), guarded by the resourceVersion.
+
+    Replacing (not testing) the resourceVersion makes it a precondition of the write, so a
+    concurrent change fails with 409 Conflict from storage rather than a patch error (as
+    client-go's csaupgrade does).
+    """
+    return [
+        {"op": "replace", "path": "/metadata/managedFields", "value": managed_fields},
+        {"op": "replace", "path": "/metadata/resourceVersion", "value": resource_version},
+    ]

@@ -1,5 +1,9 @@
 """Owner references written through server-side apply (design.md §4.3).
 
+Which field managers play which part is the caller's :class:`OwnershipScheme` (the one manager
+holding every controller reference, the per-owner managers of co-owners, and the managers that
+count as ours when deciding whether an object can be adopted): this module names none.
+
 - ``apply_controlled``: the create protocol (the content apply carries the controller reference,
   then ``syncagent/ownership`` applies the same item) and, on an existing object, the ownership
   apply first and a content apply without the reference.
@@ -14,79 +18,65 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fieldmanagers import is_ours
-from fieldmanagers import ownership as ownership_manager
-from fieldmanagers.owner import for_owner
+from syncagent.kube.objects import Body, OwnerRef
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import ABSENT, Engine, Live, OnConflict
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.errors import DesiredObjectError, OwnershipError
+from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 from syncagent.ssa.paths import Field, Key
 
-OWNERSHIP = ownership_manager.MANAGER.name
 _ADOPTION_SUBRESOURCES = ("status", "scale")
 _FINALIZERS = (Field("metadata"), Field("finalizers"))
 _REFS = (Field("metadata"), Field("ownerReferences"))
 
 
 @dataclass(frozen=True, slots=True)
-class OwnerRef:
-    """An owner, as its references name it."""
+class OwnershipScheme:
+    """The field managers of the ownership protocol.
 
-    api_version: str
-    kind: str
-    name: str
-    uid: str
+    ``controller``: the manager that holds every controller reference item. ``owner_prefix``
+    plus an owner's UID: the manager a co-owner writes its own reference item with.
+    ``ours_prefix``: managers of ours, whose entries never block an adoption.
+    """
 
-    @classmethod
-    def of(cls, owner: Mapping[str, Any]) -> OwnerRef:
-        """The reference to a live owner object (which must carry its UID)."""
-        meta = owner.get("metadata") or {}
-        if not meta.get("uid"):
-            raise OwnershipError(ref_of(owner).subject, "an owner needs its UID; read it first")
-        return cls(owner["apiVersion"], owner["kind"], meta["name"], meta["uid"])
+    controller: str
+    owner_prefix: str
+    ours_prefix: str
 
-    def item(self, *, controller: bool) -> dict[str, Any]:
-        """The ownerReferences item: the full controller item, or a plain owner item."""
-        item: dict[str, Any] = {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "name": self.name,
-            "uid": self.uid,
-        }
-        if controller:
-            item |= {"controller": True, "blockOwnerDeletion": True}
-        return item
+    def owner(self, uid: str) -> str:
+        return f"{self.owner_prefix}{uid}"
 
-    def describe(self) -> str:
-        return f'{self.api_version}/{self.kind} "{self.name}"'
+    def is_ours(self, manager: str) -> bool:
+        return manager.startswith(self.ours_prefix)
 
 
-def owner_references(live: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((live.get("metadata") or {}).get("ownerReferences") or [])
+def owner_of(owner: Mapping[str, Any]) -> OwnerRef:
+    """The reference to a live owner object (which must carry its UID)."""
+    view = Body(owner)
+    if not view.meta.uid:
+        raise OwnershipError(view.subject, "an owner needs its UID; read it first")
+    return OwnerRef(view.api_version, view.kind, view.meta.name, view.meta.uid)
 
 
 def controller_of(live: Mapping[str, Any]) -> OwnerRef | None:
     """Who controls a live object (the reference with ``controller: true``), if anyone."""
-    for item in owner_references(live):
-        if item.get("controller"):
-            return OwnerRef(item["apiVersion"], item["kind"], item["name"], item["uid"])
-    return None
+    return Body(live).controller
 
 
-def adoption_blockers(live: Mapping[str, Any]) -> list[str]:
+def adoption_blockers(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> list[str]:
     """Why a live object cannot be adopted; empty means adoptable.
 
     Adoptable: no controller reference, and every managedFields entry of a manager outside
-    ``syncagent/*`` is on the status or scale subresource or owns only finalizers.
+    ``scheme.ours_prefix`` is on the status or scale subresource or owns only finalizers.
     """
     reasons = []
     controller = controller_of(live)
     if controller is not None:
         reasons.append(f"it is controlled by {controller.describe()}")
     for entry in managedfields.decode(live):
-        if is_ours(entry.manager) or entry.subresource in _ADOPTION_SUBRESOURCES:
+        if scheme.is_ours(entry.manager) or entry.subresource in _ADOPTION_SUBRESOURCES:
             continue
         if all(path[:2] == _FINALIZERS for path in entry.fields):
             continue
@@ -94,8 +84,8 @@ def adoption_blockers(live: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def is_adoptable(live: Mapping[str, Any]) -> bool:
-    return not adoption_blockers(live)
+def is_adoptable(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> bool:
+    return not adoption_blockers(live, scheme=scheme)
 
 
 def skeleton(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,12 +107,11 @@ def with_references(obj: Mapping[str, Any], *items: Mapping[str, Any]) -> dict[s
 async def apply_controlled(
     engine: Engine,
     desired: Mapping[str, Any],
+    options: ApplyOptions,
     *,
-    manager: str,
     controller: OwnerRef,
-    force: bool = True,
+    scheme: OwnershipScheme,
     live: Live = None,
-    on_conflict: OnConflict | None = None,
 ) -> list[ChangeSetEntry]:
     """Apply content to an object ``controller`` controls (or will, or may adopt).
 
@@ -130,9 +119,10 @@ async def apply_controlled(
     then the content apply without it, so that the content manager lets go of the reference
     in the same reconcile and the next reconcile writes nothing. Existing: refuse if someone
     else controls it or it is not adoptable; else the ownership apply first, then the content
-    apply, which never carries the reference. Returns the entries in write order; the first
-    entry of ``manager`` says what happened to the content. ``on_conflict`` goes to the content
-    apply of an existing object (see :meth:`Engine.apply`).
+    apply, which never carries the reference. ``options`` are the content applies' (the
+    ownership apply is always forced); their ``on_conflict`` goes to the content apply of an
+    existing object only. Returns the entries in write order; the first entry of
+    ``options.manager`` says what happened to the content.
     """
     if controller_of(desired) is not None:
         raise DesiredObjectError(
@@ -144,36 +134,50 @@ async def apply_controlled(
         # Create: the reference is on the object from its first write.
         content = await engine.apply(
             with_references(desired, controller.item(controller=True)),
-            manager=manager,
-            force=force,
+            options.but(on_conflict=None),
             live=ABSENT,
         )
-        owned = await set_controller(engine, desired, controller=controller, live=content.object)
-        release = await engine.apply(desired, manager=manager, force=force, live=owned.object)
+        owned = await set_controller(
+            engine, desired, controller=controller, scheme=scheme, live=content.object
+        )
+        release = await engine.apply(desired, options.but(on_conflict=None), live=owned.object)
         return [content, owned, release]
-    _check_may_control(ref_of(desired).subject, current, controller)
-    owned = await set_controller(engine, desired, controller=controller, live=current)
-    content = await engine.apply(
-        desired, manager=manager, force=force, live=owned.object, on_conflict=on_conflict
+    _check_may_control(ref_of(desired).subject, current, controller, scheme)
+    owned = await set_controller(
+        engine, desired, controller=controller, scheme=scheme, live=current
     )
+    content = await engine.apply(desired, options, live=owned.object)
     return [owned, content]
 
 
-def _check_may_control(subject: str, live: Mapping[str, Any], controller: OwnerRef) -> None:
-    if (live.get("metadata") or {}).get("deletionTimestamp"):
+def _check_may_control(
+    subject: str, live: Mapping[str, Any], controller: OwnerRef, scheme: OwnershipScheme
+) -> None:
+    if Body(live).being_deleted:
         raise OwnershipError(subject, "is being deleted; treat it as absent and retry later")
+    problem = control_refusal(live, controller, scheme=scheme)
+    if problem is not None:
+        raise OwnershipError(subject, problem)
+
+
+def control_refusal(
+    live: Mapping[str, Any], controller: OwnerRef, *, scheme: OwnershipScheme
+) -> str | None:
+    """Why ``controller`` may not take ``live`` (None: it controls it already, or may adopt it).
+
+    The one ownership check (design.md §4.3): the engine's ``apply_controlled`` raises it as an
+    :class:`OwnershipError`; programs check it before their first write and report the spec's
+    refusal text.
+    """
     current = controller_of(live)
     if current is not None and current.uid != controller.uid:
-        raise OwnershipError(
-            subject,
+        return (
             f"is controlled by {current.describe()}, not {controller.describe()}; refusing to "
-            "change it (remove that controller reference or delete the object first)",
+            "change it (remove that controller reference or delete the object first)"
         )
-    if current is None and (blockers := adoption_blockers(live)):
-        raise OwnershipError(
-            subject,
-            f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first",
-        )
+    if current is None and (blockers := adoption_blockers(live, scheme=scheme)):
+        return f"cannot adopt it: {'; '.join(blockers)}; delete it or remove those fields first"
+    return None
 
 
 async def set_controller(
@@ -181,6 +185,7 @@ async def set_controller(
     obj: Mapping[str, Any],
     *,
     controller: OwnerRef,
+    scheme: OwnershipScheme,
     live: Live = None,
 ) -> ChangeSetEntry:
     """The ownership apply: ``controller`` becomes the one controller reference.
@@ -194,39 +199,46 @@ async def set_controller(
     current = await engine.live_view(obj, live)
     new_holders: set[str] = set()
     if current is not None:
-        current = await _release_old_controller(engine, obj, current, controller)
+        current = await _release_old_controller(engine, obj, current, controller, scheme)
         new_holders = _holders(current, controller.uid)
     body = with_references(skeleton(obj), controller.item(controller=True))
     entry = await engine.apply(
-        body, manager=OWNERSHIP, force=True, live=ABSENT if current is None else current
+        body,
+        ApplyOptions(manager=scheme.controller, force=True),
+        live=ABSENT if current is None else current,
     )
-    own = for_owner(controller.uid).name
-    if own in new_holders:
-        await join(engine, obj, owner=controller, live=entry.object)
+    if scheme.owner(controller.uid) in new_holders:
+        await join(engine, obj, owner=controller, scheme=scheme, live=entry.object)
     return entry
 
 
 async def _release_old_controller(
-    engine: Engine, obj: Mapping[str, Any], live: dict[str, Any], new: OwnerRef
+    engine: Engine,
+    obj: Mapping[str, Any],
+    live: dict[str, Any],
+    new: OwnerRef,
+    scheme: OwnershipScheme,
 ) -> dict[str, Any]:
-    old = old_controller_to_release(live, new, subject=ref_of(obj).subject)
+    old = old_controller_to_release(live, new, subject=ref_of(obj).subject, scheme=scheme)
     if old is None:
         return live
     body = with_references(skeleton(obj), old.item(controller=False))
-    entry = await engine.apply(body, manager=for_owner(old.uid).name, force=True, live=live)
+    entry = await engine.apply(
+        body, ApplyOptions(manager=scheme.owner(old.uid), force=True), live=live
+    )
     return entry.object
 
 
 def old_controller_to_release(
-    live: Mapping[str, Any], new: OwnerRef, *, subject: str
+    live: Mapping[str, Any], new: OwnerRef, *, subject: str, scheme: OwnershipScheme
 ) -> OwnerRef | None:
     """Before handing control to ``new``: the old controller whose own co-owner manager must
     first drop the flag (None if nothing to do). Refuses when any other manager holds it."""
     old = controller_of(live)
     if old is None or old.uid == new.uid:
         return None
-    others = _holders(live, old.uid) - {OWNERSHIP}
-    own = for_owner(old.uid).name
+    others = _holders(live, old.uid) - {scheme.controller}
+    own = scheme.owner(old.uid)
     if others - {own}:
         raise OwnershipError(
             subject,
@@ -243,9 +255,14 @@ def _holders(live: Mapping[str, Any], uid: str) -> set[str]:
 
 
 async def join(
-    engine: Engine, obj: Mapping[str, Any], *, owner: OwnerRef, live: Live = None
+    engine: Engine,
+    obj: Mapping[str, Any],
+    *,
+    owner: OwnerRef,
+    scheme: OwnershipScheme,
+    live: Live = None,
 ) -> ChangeSetEntry:
-    """A co-owner writes its own reference item under ``syncagent/owner/<uid>``.
+    """A co-owner writes its own reference item under its own manager (``scheme.owner``).
 
     The item is the plain one, or the full controller item when ``owner`` controls the object:
     SSA shares an atomic item only between managers applying the same value.
@@ -255,12 +272,19 @@ async def join(
     controls = controller is not None and controller.uid == owner.uid
     body = with_references(skeleton(obj), owner.item(controller=controls))
     return await engine.apply(
-        body, manager=for_owner(owner.uid).name, live=ABSENT if current is None else current
+        body,
+        ApplyOptions(manager=scheme.owner(owner.uid)),
+        live=ABSENT if current is None else current,
     )
 
 
 async def leave(
-    engine: Engine, obj: Mapping[str, Any], *, owner_uid: str, live: Live = None
+    engine: Engine,
+    obj: Mapping[str, Any],
+    *,
+    owner_uid: str,
+    scheme: OwnershipScheme,
+    live: Live = None,
 ) -> ChangeSetEntry:
     """A co-owner leaves: an empty apply under its manager removes exactly its item.
 
@@ -276,6 +300,6 @@ async def leave(
         )
     return await engine.apply(
         skeleton(obj),
-        manager=for_owner(owner_uid).name,
+        ApplyOptions(manager=scheme.owner(owner_uid)),
         live=ABSENT if current is None else current,
     )

@@ -15,7 +15,7 @@ from lightkube.core import resource as lk_resource
 from lightkube.core.exceptions import LoadResourceError
 from lightkube.core.resource_registry import resource_registry
 
-from syncagent.ssa.desired import ObjectRef
+from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.errors import DesiredObjectError
 
 Fetch = Callable[[str], Awaitable[Mapping[str, Any] | None]]

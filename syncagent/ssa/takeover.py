@@ -24,19 +24,18 @@ about which writers are "old" or what they wrote: the caller passes the policy.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from syncagent.ssa import fieldsets
-from syncagent.ssa.desired import ObjectRef, ref_of
-from syncagent.ssa.errors import SsaError
+from syncagent.ssa.desired import ref_of
+from syncagent.ssa.engine import Engine
 from syncagent.ssa.fieldsets import FieldSelector, FieldsV1
-from syncagent.ssa.managedfields import decode_fields
+from syncagent.ssa.managedfields import decode_fields, managed_fields_patch
 from syncagent.ssa.paths import render
 
-JSON_PATCH = "application/json-patch+json"
 _OWNER_REFS = "f:ownerReferences"
 _METADATA = "f:metadata"
 _STATUS = "f:status"
@@ -233,16 +232,8 @@ def _merge_into(
 
 
 def patch_body(plan: TakeoverPlan) -> list[dict[str, Any]]:
-    """A JSON patch replacing managedFields (nothing else), guarded by the resourceVersion.
-
-    Replacing (not testing) the resourceVersion makes it a precondition of the write, so a
-    concurrent change fails with 409 Conflict from storage rather than a patch error (as
-    client-go's csaupgrade does).
-    """
-    return [
-        {"op": "replace", "path": "/metadata/managedFields", "value": plan.managed_fields},
-        {"op": "replace", "path": "/metadata/resourceVersion", "value": plan.resource_version},
-    ]
+    """The takeover's one write: a JSON patch of managedFields guarded by the resourceVersion."""
+    return managed_fields_patch(plan.managed_fields, plan.resource_version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,21 +250,20 @@ class TakeoverResult:
 
 
 async def take_over(
-    engine: Any,
+    engine: Engine,
     live: Mapping[str, Any],
     *,
     content_manager: str,
     ownership_manager: str,
     status_manager: str | None = None,
     policy: TakeoverPolicy = NOTHING,
-    dry_run: bool | None = None,
+    dry_run: bool = False,
 ) -> TakeoverResult:
-    """Move what ``policy`` selects of Update entries into our managers, in one guarded write.
+    """Move what ``policy`` selects of Update entries into our managers, in one guarded write
+    (:meth:`Engine.replace_managed_fields`; a dry run with ``dry_run`` or on a dry-run engine).
 
-    ``engine`` is the apply :class:`~syncagent.ssa.Engine` (its HTTP client and resource
-    resolver are used). ``dry_run`` defaults to the engine's ``plan_only`` attribute, so a
-    planning engine never writes. Raises ``PreconditionError`` when the object changed since
-    ``live`` was read (re-read it and call again).
+    Raises ``PreconditionError`` when the object changed since ``live`` was read (re-read it and
+    call again).
     """
     plan = plan_takeover(
         live,
@@ -284,24 +274,9 @@ async def take_over(
     )
     if plan is None:
         return TakeoverResult(dict(live), None)
-    if not plan.resource_version:
-        raise SsaError(plan.subject, "takeover needs the live object's resourceVersion")
-    if dry_run is None:
-        dry_run = bool(getattr(engine, "plan_only", False))
-    result = await _patch(engine, ref_of(live), patch_body(plan), dry_run=dry_run)
-    if not dry_run:
-        engine.cache.forget(ref_of(live))
-    observe = getattr(engine, "observe_takeover", None)
-    if observe is not None:
-        # A planning engine keeps the object as it really is (before) for its comparisons.
-        observe(dict(live), result)
+    dry_run = dry_run or engine.dry_run
+    result = await engine.replace_managed_fields(live, plan.managed_fields, dry_run=dry_run)
     return TakeoverResult(result, plan, dry_run=dry_run)
-
-
-async def _patch(
-    engine: Any, ref: ObjectRef, body: Sequence[Mapping[str, Any]], *, dry_run: bool
-) -> dict[str, Any]:
-    return await engine.api.patch(ref, list(body), content_type=JSON_PATCH, dry_run=dry_run)
 
 
 def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = NOTHING) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from syncagent.runtime.capabilities import Setting, capability_overrides
+from syncagent.programs.capabilities import Setting, capability_overrides
 from tests.chart.support.render import CHART, RELEASE_NS, container, one, render
 
 
@@ -200,8 +200,9 @@ def test_single_writer_without_leader_election() -> None:
 )
 def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) -> None:
     # Imported here: the agent pulls in the whole controller, which only this test needs.
+    from syncagent.cli.flags import duration
     from syncagent.cli.main import build_parser
-    from syncagent.cli.run import duration, run
+    from syncagent.cli.run import run
 
     agent = container(render(values))
     parsed = build_parser().parse_args(agent["args"])

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import fieldmanagers
+from syncagent.programs.registry import PROGRAMS
 from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
 from syncagent.runtime.leader import LeaseConfig
 from tests.chart.support.render import (
@@ -238,3 +239,35 @@ def test_cluster_scoped_names_carry_the_release() -> None:
     second = {d["metadata"]["name"] for d in objects(render(release="shard-b"), "ClusterRole")}
     assert first
     assert first.isdisjoint(second)
+
+
+def _rules_in(namespace: str) -> list[Rules]:
+    docs = render({"watchNamespaces": [namespace]})
+    return [
+        cluster_wide_rules(docs, subject=SA),
+        namespace_rules(docs, namespace, subject=SA),
+    ]
+
+
+@pytest.mark.parametrize(("group", "resource"), sorted(PROGRAMS.rbac()))
+def test_the_chart_grants_what_the_program_registry_watches_and_writes(
+    group: str, resource: str
+) -> None:
+    # The registry (every program's owned and watched kinds, and the reconcilers' common
+    # watches) is the one list; the chart's rules are written by hand, so compare the two.
+    rules = _rules_in("a")
+    for verb in sorted(PROGRAMS.rbac()[group, resource]):
+        assert any(r.allows(group, resource, verb) for r in rules), f"{verb} {group}/{resource}"
+
+
+def test_every_object_resource_the_chart_grants_is_in_the_program_registry() -> None:
+    # Subresources, events, CRDs (capability discovery) and the rights each graph's discovery
+    # Role hands out (granting needs holding them) are not kinds a program reads.
+    granted = {(g, r) for g, r, _ in _granted(cluster_wide_rules(render(), subject=SA))}
+    handed_out = {(g, r) for g, r, _ in _granted(Rules(tuple(DISCOVERY_ROLE_RULES)))}
+    objects_only = {
+        (g, r)
+        for g, r in granted - handed_out
+        if "/" not in r and r not in ("events", "customresourcedefinitions")
+    }
+    assert objects_only - set(PROGRAMS.rbac()) == set()

@@ -9,12 +9,13 @@ import anyio
 import pytest
 import yaml
 
+from syncagent.cli.flags import parse_capability
 from syncagent.cli.main import main
 from syncagent.inspect import report
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import plan_documents
+from syncagent.programs.capabilities import capability_overrides
 from syncagent.render.naming import dcd_name
-from syncagent.runtime.capabilities import capability_overrides, parse_capability
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import RequestCounter, SsaError
@@ -230,17 +231,18 @@ def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str,
         }
     )
     path = f"/api/v1/namespaces/{namespace}/configmaps/cm"
-    patch = b'{"data":{"a":"2"}}'
-    headers = {"Content-Type": "application/merge-patch+json"}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": namespace},
+    }
 
     async def go() -> list[str]:
         client_ = make_client(kubeconfig=control_plane.kubeconfig, metrics=Metrics())
         try:
             engine = PlanEngine(client_)
-            response = await engine.api.http.patch(path, content=patch, headers=headers)
-            assert response.status_code == 200
-            assert response.json()["data"] == {"a": "2"}  # the dry-run answer
-            engine.release()
+            answer = await engine.patch(obj, {"data": {"a": "2"}}, manager="test")
+            assert answer["data"] == {"a": "2"}  # the dry-run answer
             return engine.records.other_writes
         finally:
             await client_.close()

@@ -17,10 +17,10 @@ from lightkube import Client, codecs
 from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
-from syncagent.cli.render import render_object
+from syncagent.cli.commands.render import render_object
 from syncagent.devcluster import ControlPlane
+from syncagent.programs import capabilities
 from syncagent.render import Rendered
-from syncagent.runtime import capabilities
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

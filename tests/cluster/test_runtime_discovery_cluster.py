@@ -1,16 +1,17 @@
 import pytest
 
-from syncagent.runtime import capabilities as caps
-from syncagent.runtime.capabilities import (
+from syncagent.programs import capabilities as caps
+from syncagent.programs.capabilities import (
     DISAGGREGATEDSETS,
     LEADERWORKERSETS,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
-    GroupVersionResource,
     Setting,
 )
+from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.discovery import Discovery, served_resources
+from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +42,12 @@ async def test_sees_grove_lws_and_ds_groups(async_client):
 
 async def test_example_1_capabilities_from_a_server_serving_all_three(async_client):
     metrics = Metrics()
-    discovery = Discovery(async_client, metrics=metrics)
+    discovery = Discovery(
+        async_client,
+        resolve=caps.resolver(caps.capability_overrides(())),
+        group_versions=PROGRAMS.group_versions(),
+        metrics=metrics,
+    )
     changes = []
     discovery.add_listener(lambda old, new: changes.append((old, new)))
     assert discovery.capabilities is None
@@ -59,7 +65,13 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
 
 async def test_overrides_switch_pathways_off_but_not_the_apis(async_client):
     settings = caps.capability_overrides([("grove", Setting.FALSE), ("lws", Setting.FALSE)])
-    got = await Discovery(async_client, settings=settings, metrics=Metrics()).start()
+    discovery = Discovery(
+        async_client,
+        resolve=caps.resolver(settings),
+        group_versions=PROGRAMS.group_versions(),
+        metrics=Metrics(),
+    )
+    got = await discovery.start()
     assert not got.grove
     assert not got.lws
     assert not got.disaggregated_set
@@ -72,7 +84,7 @@ async def test_required_capability_not_among_the_discovered_groups_refuses_to_st
     settings = caps.capability_overrides([("grove", Setting.TRUE)])
     discovery = Discovery(
         async_client,
-        settings=settings,
+        resolve=caps.resolver(settings),
         group_versions=[("leaderworkerset.x-k8s.io", "v1")],
         metrics=Metrics(),
     )

@@ -5,6 +5,8 @@ import time
 import anyio
 import pytest
 
+from syncagent.programs import capabilities as caps
+from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.cache import enqueue, self_key
 from syncagent.runtime.client import request_json
 from syncagent.runtime.leader import LeaseConfig, micro_time
@@ -44,7 +46,12 @@ class Agent:
             retry_period=0.5,
         )
         options = ManagerOptions(
-            metrics_address="127.0.0.1:0", lease=lease, handle_signals=False, shutdown_grace=10
+            metrics_address="127.0.0.1:0",
+            lease=lease,
+            handle_signals=False,
+            shutdown_grace=10,
+            group_versions=PROGRAMS.group_versions(),
+            resolve=caps.resolver(caps.capability_overrides(())),
         )
         self.manager = Manager(client, options, metrics=Metrics())
         self.reconciled: list[str] = []

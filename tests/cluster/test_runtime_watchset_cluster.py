@@ -1,7 +1,8 @@
 import anyio
 import pytest
 
-from syncagent.runtime import capabilities as caps
+from syncagent.programs import capabilities as caps
+from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.cache import ChangeType
 from syncagent.runtime.client import make_client, request_json
 from syncagent.runtime.discovery import Discovery
@@ -38,7 +39,7 @@ async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespa
     path = f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets"
     await request_json(async_client, "POST", path, body=lws(namespace, "w"))
     await create(async_client, config_map(namespace, "c"))
-    ws = WatchSet(async_client, metrics=Metrics())
+    ws = WatchSet(async_client, optional=PROGRAMS.group_versions(), metrics=Metrics())
     lws_target = WatchTarget(
         "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
     )
@@ -74,9 +75,19 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
     metrics = Metrics()
     client = make_client(kubeconfig=control_plane.kubeconfig, metrics=metrics)
     try:
-        discovery = Discovery(client, metrics=metrics)
+        discovery = Discovery(
+            client,
+            resolve=caps.resolver(caps.capability_overrides(())),
+            group_versions=PROGRAMS.group_versions(),
+            metrics=metrics,
+        )
         await discovery.start()
-        ws = WatchSet(client, metrics=metrics, on_not_found=discovery.request_refresh)
+        ws = WatchSet(
+            client,
+            optional=PROGRAMS.group_versions(),
+            metrics=metrics,
+            on_not_found=discovery.request_refresh,
+        )
         target = WatchTarget(
             "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
         )

@@ -6,6 +6,7 @@ import pytest
 from lightkube.resources.apps_v1 import Deployment
 
 from syncagent.ssa import (
+    ApplyOptions,
     ConflictError,
     Engine,
     ImmutableFieldError,
@@ -23,7 +24,7 @@ async def test_conflict_names_path_and_manager_then_force_takes_it_back(
     async_client, client, namespace
 ):
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace, replicas=2), manager=MANAGER)
+    await engine.apply(deployment(namespace, replicas=2), ApplyOptions(manager=MANAGER))
     client.patch(
         Deployment,
         "web",
@@ -34,14 +35,16 @@ async def test_conflict_names_path_and_manager_then_force_takes_it_back(
 
     writes = engine.counter.writes
     with pytest.raises(ConflictError) as err:
-        await engine.apply(deployment(namespace, replicas=2), manager=MANAGER)
+        await engine.apply(deployment(namespace, replicas=2), ApplyOptions(manager=MANAGER))
     assert engine.counter.writes == writes
     assert [(c.path, c.manager, c.operation) for c in err.value.conflicts] == [
         (".spec.replicas", "kubectl-edit", "Update")
     ]
     assert str(err.value).startswith(f"Deployment/{namespace}/web: apply conflicts")
 
-    forced = await engine.apply(deployment(namespace, replicas=2), manager=MANAGER, force=True)
+    forced = await engine.apply(
+        deployment(namespace, replicas=2), ApplyOptions(manager=MANAGER, force=True)
+    )
     assert forced.action == "configured"
     assert [(c.path, c.manager) for c in forced.conflicts] == [(".spec.replicas", "kubectl-edit")]
     assert forced.object["spec"]["replicas"] == 2
@@ -55,7 +58,7 @@ async def test_yielded_paths_stay_with_their_owner_and_the_rest_is_forced(
 ):
     """Engine.apply's ``on_conflict``: what a fight backs off with (design §4.4)."""
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace, replicas=2), manager=MANAGER)
+    await engine.apply(deployment(namespace, replicas=2), ApplyOptions(manager=MANAGER))
     kubectl.scale("deployments.apps/web", 5)  # manager "kubectl" on /scale
     kubectl.edit("deployments.apps/web", f"s#image: {IMAGE}#image: registry.example/other:2#")
     asked: list[list[tuple[str, str]]] = []
@@ -66,7 +69,9 @@ async def test_yielded_paths_stay_with_their_owner_and_the_rest_is_forced(
         return {".spec.replicas", ".spec.template.spec.containers[name=main].ports"}
 
     desired = deployment(namespace, replicas=2)
-    entry = await engine.apply(desired, manager=MANAGER, force=True, on_conflict=yield_replicas)
+    entry = await engine.apply(
+        desired, ApplyOptions(manager=MANAGER, force=True, on_conflict=yield_replicas)
+    )
     image = ".spec.template.spec.containers[name=main].image"
     assert [(c.path, c.manager) for c in entry.yielded] == [(".spec.replicas", "kubectl")]
     assert [(c.path, c.manager) for c in entry.conflicts] == [(image, "kubectl-edit")]
@@ -81,7 +86,9 @@ async def test_yielded_paths_stay_with_their_owner_and_the_rest_is_forced(
     ports = ".spec.template.spec.containers[name=main].ports[containerPort=8000,protocol=TCP]"
     assert [o.manager for o in owners[ports]] == [MANAGER]
     writes = engine.counter.writes
-    again = await engine.apply(desired, manager=MANAGER, force=True, on_conflict=yield_replicas)
+    again = await engine.apply(
+        desired, ApplyOptions(manager=MANAGER, force=True, on_conflict=yield_replicas)
+    )
     assert again.action == "unchanged"
     assert engine.counter.writes == writes
 
@@ -91,7 +98,7 @@ async def test_blame_decodes_per_path_owners_with_readable_list_keys(
     async_client, client, namespace
 ):
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace), manager=MANAGER)
+    await engine.apply(deployment(namespace), ApplyOptions(manager=MANAGER))
     sidecar = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -107,7 +114,7 @@ async def test_blame_decodes_per_path_owners_with_readable_list_keys(
             }
         },
     }
-    await engine.apply(sidecar, manager="injector")
+    await engine.apply(sidecar, ApplyOptions(manager="injector"))
     live = await engine.get(deployment(namespace))
     owners = blame(live)
     main = ".spec.template.spec.containers[name=main]"
@@ -126,7 +133,7 @@ async def test_blame_decodes_per_path_owners_with_readable_list_keys(
     assert entry.operation == "Apply"
     assert entry.time
 
-    svc = await engine.apply(service(namespace), manager="syncagent/tests-services")
+    svc = await engine.apply(service(namespace), ApplyOptions(manager="syncagent/tests-services"))
     svc_owners = blame(svc.object)
     assert [o.manager for o in svc_owners[".spec.ports[port=8000,protocol=TCP]"]] == [
         "syncagent/tests-services"
@@ -136,10 +143,10 @@ async def test_blame_decodes_per_path_owners_with_readable_list_keys(
 @pytest.mark.anyio
 async def test_changing_the_selector_is_immutable(async_client, namespace):
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace), manager=MANAGER)
+    await engine.apply(deployment(namespace), ApplyOptions(manager=MANAGER))
     changed = deployment(namespace, selector={"app": "web", "v": "2"})
     with pytest.raises(ImmutableFieldError) as err:
-        await engine.apply(changed, manager=MANAGER, force=True)
+        await engine.apply(changed, ApplyOptions(manager=MANAGER, force=True))
     assert ".spec.selector" in err.value.fields
     assert str(err.value).startswith(f"Deployment/{namespace}/web: immutable field(s)")
     assert engine.counter.writes == 1  # only the create
@@ -148,9 +155,11 @@ async def test_changing_the_selector_is_immutable(async_client, namespace):
 @pytest.mark.anyio
 async def test_plain_invalid_value_is_invalid_not_immutable(async_client, namespace):
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace), manager=MANAGER)
+    await engine.apply(deployment(namespace), ApplyOptions(manager=MANAGER))
     with pytest.raises(InvalidError) as err:
-        await engine.apply(deployment(namespace, replicas=-1), manager=MANAGER, force=True)
+        await engine.apply(
+            deployment(namespace, replicas=-1), ApplyOptions(manager=MANAGER, force=True)
+        )
     assert not isinstance(err.value, ImmutableFieldError)
     assert [c.path for c in err.value.causes] == [".spec.replicas"]
     assert str(err.value).startswith(f"Deployment/{namespace}/web: invalid: .spec.replicas")

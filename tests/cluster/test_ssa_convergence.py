@@ -8,7 +8,7 @@ import pytest
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap
 
-from syncagent.ssa import ABSENT, Engine, PreconditionError
+from syncagent.ssa import ABSENT, ApplyOptions, Engine, PreconditionError
 from tests.cluster.support.objects import (
     configmap,
     deployment,
@@ -30,19 +30,21 @@ KINDS: dict[str, Callable[[str], dict]] = {
 
 
 async def converges(async_client, desired: dict) -> None:
-    first = await Engine(async_client).apply(desired, manager=MANAGER, force=True)
+    first = await Engine(async_client).apply(desired, ApplyOptions(manager=MANAGER, force=True))
     assert first.action == "created"
     assert first.object["metadata"]["uid"]
 
     # A new engine has no cache: the second apply must prove convergence by dry run.
     engine = Engine(async_client)
-    second = await engine.apply(desired, manager=MANAGER, force=True)
+    second = await engine.apply(desired, ApplyOptions(manager=MANAGER, force=True))
     assert second.action == "unchanged", second.differences
     assert engine.counter.writes == 0
     assert engine.counter.count("apply", dry_run=True) == 1
 
     before = engine.counter.total
-    third = await engine.apply(desired, manager=MANAGER, force=True, live=second.object)
+    third = await engine.apply(
+        desired, ApplyOptions(manager=MANAGER, force=True), live=second.object
+    )
     assert third.action == "unchanged"
     assert engine.counter.total == before
     assert (
@@ -71,28 +73,28 @@ async def test_converges_v0_10_0(async_client, namespace, kind):
 @pytest.mark.anyio
 async def test_server_defaults_do_not_look_like_changes(async_client, namespace):
     desired = service(namespace)
-    created = await Engine(async_client).apply(desired, manager=MANAGER)
+    created = await Engine(async_client).apply(desired, ApplyOptions(manager=MANAGER))
     port = created.object["spec"]["ports"][0]
     assert port["protocol"] == "TCP"
     assert created.object["spec"]["clusterIP"]
     assert "protocol" not in desired["spec"]["ports"][0]
-    entry = await Engine(async_client).apply(desired, manager=MANAGER)
+    entry = await Engine(async_client).apply(desired, ApplyOptions(manager=MANAGER))
     assert entry.action == "unchanged"
 
 
 @pytest.mark.anyio
 async def test_a_change_is_configured_and_recorded(async_client, namespace):
     engine = Engine(async_client)
-    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    created = await engine.apply(deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER))
     changed = await engine.apply(
-        deployment(namespace, replicas=3), manager=MANAGER, live=created.object
+        deployment(namespace, replicas=3), ApplyOptions(manager=MANAGER), live=created.object
     )
     assert changed.action == "configured"
     assert changed.differences == (".spec",)
     assert changed.object["spec"]["replicas"] == 3
     before = engine.counter.total
     again = await engine.apply(
-        deployment(namespace, replicas=3), manager=MANAGER, live=changed.object
+        deployment(namespace, replicas=3), ApplyOptions(manager=MANAGER), live=changed.object
     )
     assert again.action == "unchanged"
     assert engine.counter.total == before
@@ -101,7 +103,7 @@ async def test_a_change_is_configured_and_recorded(async_client, namespace):
 @pytest.mark.anyio
 async def test_stale_cache_view_is_not_trusted(async_client, client, namespace):
     engine = Engine(async_client)
-    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    created = await engine.apply(deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER))
     # Someone else writes; the caller still hands the old view.
     client.patch(
         Deployment,
@@ -113,7 +115,7 @@ async def test_stale_cache_view_is_not_trusted(async_client, client, namespace):
     # A fresh engine (no cache record) dry-runs; the dry run's resourceVersion exposes the
     # stale view, and the comparison uses the object as it is now.
     entry = await Engine(async_client).apply(
-        deployment(namespace, replicas=1), manager=MANAGER, live=created.object
+        deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER), live=created.object
     )
     assert entry.action == "unchanged"
     assert entry.before["metadata"]["labels"]["x"] == "y"  # compared with the fresh object
@@ -122,7 +124,7 @@ async def test_stale_cache_view_is_not_trusted(async_client, client, namespace):
 @pytest.mark.anyio
 async def test_status_apply_converges_and_honours_resource_version(async_client, namespace):
     engine = Engine(async_client)
-    pcs = await engine.apply(podcliqueset(namespace), manager=MANAGER)
+    pcs = await engine.apply(podcliqueset(namespace), ApplyOptions(manager=MANAGER))
     rv = pcs.object["metadata"]["resourceVersion"]
     status = {
         "apiVersion": "grove.io/v1alpha1",
@@ -155,7 +157,7 @@ async def test_status_apply_converges_and_honours_resource_version(async_client,
 @pytest.mark.anyio
 async def test_absent_view_and_delete_with_uid(async_client, namespace):
     engine = Engine(async_client)
-    created = await engine.apply(service(namespace), manager=MANAGER, live=ABSENT)
+    created = await engine.apply(service(namespace), ApplyOptions(manager=MANAGER), live=ABSENT)
     uid = created.object["metadata"]["uid"]
     with pytest.raises(PreconditionError, match=r"^Service/.*/web: .*UID in the precondition"):
         await engine.delete(service(namespace), uid="00000000-0000-0000-0000-000000000000")
@@ -168,7 +170,7 @@ async def test_absent_view_and_delete_with_uid(async_client, namespace):
 async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_client, namespace):
     desired = [{**configmap(namespace, f"c{i:02d}"), "data": {"i": str(i)}} for i in range(20)]
     engine = Engine(async_client)
-    entries = await engine.apply_all(desired, manager=MANAGER, concurrency=4)
+    entries = await engine.apply_all(desired, ApplyOptions(manager=MANAGER), concurrency=4)
     assert [e.subject for e in entries] == [f"ConfigMap/{namespace}/c{i:02d}" for i in range(20)]
     assert {e.action for e in entries} == {"created"}
     # What a watch cache would hold: typed objects from a LIST.
@@ -177,7 +179,9 @@ async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_clie
         async for o in async_client.list(ConfigMap, namespace=namespace)
     }
     before = engine.counter.total
-    again = await engine.apply_all(desired, manager=MANAGER, live=views, concurrency=4)
+    again = await engine.apply_all(
+        desired, ApplyOptions(manager=MANAGER), live=views, concurrency=4
+    )
     assert {e.action for e in again} == {"unchanged"}
     assert engine.counter.total == before
 
@@ -185,9 +189,9 @@ async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_clie
 @pytest.mark.anyio
 async def test_plan_shows_the_change_and_writes_nothing(async_client, namespace):
     engine = Engine(async_client)
-    created = await engine.apply(deployment(namespace, replicas=1), manager=MANAGER)
+    created = await engine.apply(deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER))
     writes = engine.counter.writes
-    planned = await engine.plan(deployment(namespace, replicas=4), manager=MANAGER)
+    planned = await engine.plan(deployment(namespace, replicas=4), ApplyOptions(manager=MANAGER))
     assert planned.action == "configured"
     assert planned.dry_run
     assert planned.object["spec"]["replicas"] == 4

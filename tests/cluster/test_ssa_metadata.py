@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lightkube.resources.apps_v1 import Deployment
 
-from syncagent.ssa import Engine
+from syncagent.ssa import ApplyOptions, Engine
 from tests.cluster.support.objects import configmap, deployment, refs_of
 
 MANAGER = "syncagent/tests-content"
@@ -14,10 +14,10 @@ MANAGER = "syncagent/tests-content"
 @pytest.mark.anyio
 async def test_foreign_metadata_survives_and_dropped_keys_go(async_client, client, namespace):
     engine = Engine(async_client)
-    owner = await engine.apply(configmap(namespace, "other-owner"), manager="someone")
+    owner = await engine.apply(configmap(namespace, "other-owner"), ApplyOptions(manager="someone"))
     owner_uid = owner.object["metadata"]["uid"]
     ours = {"app": "web", "tier": "backend"}
-    await engine.apply(deployment(namespace, labels=ours), manager=MANAGER)
+    await engine.apply(deployment(namespace, labels=ours), ApplyOptions(manager=MANAGER))
 
     foreign_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "other-owner", "uid": owner_uid}
     client.patch(
@@ -34,10 +34,12 @@ async def test_foreign_metadata_survives_and_dropped_keys_go(async_client, clien
         field_manager="other-team",
     )
 
-    same = await engine.apply(deployment(namespace, labels=ours), manager=MANAGER)
+    same = await engine.apply(deployment(namespace, labels=ours), ApplyOptions(manager=MANAGER))
     assert same.action == "unchanged"
 
-    dropped = await engine.apply(deployment(namespace, labels={"app": "web"}), manager=MANAGER)
+    dropped = await engine.apply(
+        deployment(namespace, labels={"app": "web"}), ApplyOptions(manager=MANAGER)
+    )
     assert dropped.action == "configured"
     live = await engine.get(deployment(namespace))
     labels = live["metadata"]["labels"]

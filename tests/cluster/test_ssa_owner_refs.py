@@ -7,8 +7,10 @@ import pytest
 from lightkube.resources.apps_v1 import Deployment
 
 from fieldmanagers import for_owner, ownership, services
+from syncagent.programs.ownership import SCHEME
 from syncagent.ssa import (
     ABSENT,
+    ApplyOptions,
     Engine,
     OwnerRef,
     OwnershipError,
@@ -18,6 +20,7 @@ from syncagent.ssa import (
     join,
     leave,
     managedfields,
+    owner_of,
     set_controller,
 )
 from syncagent.ssa.ownership import with_references
@@ -30,8 +33,8 @@ REFS = (Field("metadata"), Field("ownerReferences"))
 
 
 async def owner(engine: Engine, namespace: str, name: str) -> OwnerRef:
-    entry = await engine.apply(configmap(namespace, name), manager="test-owners")
-    return OwnerRef.of(entry.object)
+    entry = await engine.apply(configmap(namespace, name), ApplyOptions(manager="test-owners"))
+    return owner_of(entry.object)
 
 
 def holders(live: dict) -> set[str]:
@@ -65,7 +68,11 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
             group.start_soon(watch)
             await listed.wait()
             created = await apply_controlled(
-                engine, deployment(namespace), manager=WORKLOADS, controller=controller
+                engine,
+                deployment(namespace),
+                ApplyOptions(manager=WORKLOADS, force=True),
+                controller=controller,
+                scheme=SCHEME,
             )
             # Content with the reference, ownership apply, content without the reference.
             assert [(e.manager, e.action) for e in created] == [
@@ -86,7 +93,11 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
     # The next reconcile is converged: no write at all.
     writes = engine.counter.writes
     again = await apply_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=controller
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=controller,
+        scheme=SCHEME,
     )
     assert [e.action for e in again] == ["unchanged", "unchanged"]
     assert engine.counter.writes == writes
@@ -97,7 +108,13 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
     engine = Engine(async_client)
     a, b, c = [await owner(engine, namespace, n) for n in ("a", "b", "c")]
     desired = service(namespace)
-    await apply_controlled(engine, desired, manager=services.MANAGER.name, controller=a)
+    await apply_controlled(
+        engine,
+        desired,
+        ApplyOptions(manager=services.MANAGER.name, force=True),
+        controller=a,
+        scheme=SCHEME,
+    )
     third_party = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -107,9 +124,9 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
             "ownerReferences": [c.item(controller=False)],
         },
     }
-    await engine.apply(third_party, manager="third-party")
+    await engine.apply(third_party, ApplyOptions(manager="third-party"))
     writes = engine.counter.writes
-    entry = await set_controller(engine, desired, controller=b)
+    entry = await set_controller(engine, desired, controller=b, scheme=SCHEME)
     assert entry.action == "configured"
     assert engine.counter.writes == writes + 1
     refs = refs_of(entry.object)
@@ -128,12 +145,12 @@ async def test_handoff_refused_while_content_still_holds_the_old_reference(async
     # reference, so an ownership apply alone could not remove it.
     await engine.apply(
         with_references(service(namespace), a.item(controller=True)),
-        manager=services.MANAGER.name,
+        ApplyOptions(manager=services.MANAGER.name),
         live=ABSENT,
     )
-    await set_controller(engine, service(namespace), controller=a)
+    await set_controller(engine, service(namespace), controller=a, scheme=SCHEME)
     with pytest.raises(OwnershipError, match=r"^Service/.*/web: .*syncagent/services"):
-        await set_controller(engine, service(namespace), controller=b)
+        await set_controller(engine, service(namespace), controller=b, scheme=SCHEME)
     assert controller_of(await engine.get(service(namespace))) == a
 
 
@@ -144,23 +161,25 @@ async def test_co_owners_keep_their_items_and_leave_exactly_their_own(async_clie
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
     # Owner A creates the shared Service and controls it; both owners write their own item.
-    await apply_controlled(engine, desired, manager=content, controller=a)
-    await join(engine, desired, owner=a)
-    await engine.apply(desired, manager=content)
-    await join(engine, desired, owner=b)
+    await apply_controlled(
+        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+    )
+    await join(engine, desired, owner=a, scheme=SCHEME)
+    await engine.apply(desired, ApplyOptions(manager=content))
+    await join(engine, desired, owner=b, scheme=SCHEME)
     # Each owner re-applies the same content and its own item: both items stay.
     for who in (a, b):
-        await engine.apply(desired, manager=content)
-        entry = await join(engine, desired, owner=who)
+        await engine.apply(desired, ApplyOptions(manager=content))
+        entry = await join(engine, desired, owner=who, scheme=SCHEME)
         assert sorted(r["uid"] for r in refs_of(entry.object)) == sorted([a.uid, b.uid])
     live = await engine.get(desired)
     assert {for_owner(a.uid).name, for_owner(b.uid).name, OWNERSHIP} <= holders(live)
 
-    left = await leave(engine, desired, owner_uid=b.uid)
+    left = await leave(engine, desired, owner_uid=b.uid, scheme=SCHEME)
     assert left.action == "configured"
     assert [(r["uid"], r.get("controller")) for r in refs_of(left.object)] == [(a.uid, True)]
     assert for_owner(b.uid).name not in holders(left.object)
-    again = await leave(engine, desired, owner_uid=b.uid)
+    again = await leave(engine, desired, owner_uid=b.uid, scheme=SCHEME)
     assert again.action == "unchanged"
 
 
@@ -170,14 +189,16 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
     a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
-    await apply_controlled(engine, desired, manager=content, controller=a)
-    await join(engine, desired, owner=a)
-    await engine.apply(desired, manager=content)
-    await join(engine, desired, owner=b)
+    await apply_controlled(
+        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+    )
+    await join(engine, desired, owner=a, scheme=SCHEME)
+    await engine.apply(desired, ApplyOptions(manager=content))
+    await join(engine, desired, owner=b, scheme=SCHEME)
     with pytest.raises(OwnershipError, match=r"^Service/.*: owner .* controls the object"):
-        await leave(engine, desired, owner_uid=a.uid)
+        await leave(engine, desired, owner_uid=a.uid, scheme=SCHEME)
 
-    await set_controller(engine, desired, controller=b)
+    await set_controller(engine, desired, controller=b, scheme=SCHEME)
     live = await engine.get(desired)
     assert sorted((r["name"], bool(r.get("controller"))) for r in refs_of(live)) == [
         ("a", False),
@@ -185,9 +206,9 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
     ]
     # Each owner still holds its own item, so re-applies keep both and A can leave alone.
     for who in (a, b):
-        entry = await join(engine, desired, owner=who)
+        entry = await join(engine, desired, owner=who, scheme=SCHEME)
         assert entry.action == "unchanged"
-    left = await leave(engine, desired, owner_uid=a.uid)
+    left = await leave(engine, desired, owner_uid=a.uid, scheme=SCHEME)
     assert [(r["uid"], r.get("controller")) for r in refs_of(left.object)] == [(b.uid, True)]
 
 
@@ -195,14 +216,24 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
 async def test_refuses_an_object_controlled_by_someone_else(async_client, namespace):
     engine = Engine(async_client)
     a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
-    await apply_controlled(engine, deployment(namespace), manager=WORKLOADS, controller=a)
+    await apply_controlled(
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=a,
+        scheme=SCHEME,
+    )
     live = await engine.get(deployment(namespace))
     writes = engine.counter.writes
     with pytest.raises(
         OwnershipError, match=r'^Deployment/.*/web: is controlled by v1/ConfigMap "a"'
     ):
         await apply_controlled(
-            engine, deployment(namespace, replicas=5), manager=WORKLOADS, controller=b
+            engine,
+            deployment(namespace, replicas=5),
+            ApplyOptions(manager=WORKLOADS, force=True),
+            controller=b,
+            scheme=SCHEME,
         )
     assert engine.counter.writes == writes
     assert (await engine.get(deployment(namespace)))["metadata"]["resourceVersion"] == (
@@ -216,7 +247,7 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
     a = await owner(engine, namespace, "a")
     # Our content apply happened without any reference, then a controller wrote status and a
     # finalizer bot added a finalizer.
-    await engine.apply(deployment(namespace), manager=WORKLOADS, live=ABSENT)
+    await engine.apply(deployment(namespace), ApplyOptions(manager=WORKLOADS), live=ABSENT)
     client.patch(
         Deployment,
         "web",
@@ -232,9 +263,14 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
         field_manager="some-controller",
     )
     live = await engine.get(deployment(namespace))
-    assert is_adoptable(live)
+    assert is_adoptable(live, scheme=SCHEME)
     entries = await apply_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=a, live=live
+        engine,
+        deployment(namespace),
+        ApplyOptions(manager=WORKLOADS, force=True),
+        controller=a,
+        live=live,
+        scheme=SCHEME,
     )
     assert [e.action for e in entries] == ["configured", "unchanged"]
     assert controller_of(entries[1].object) == a
@@ -251,7 +287,13 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
 async def test_not_adoptable_when_someone_else_wrote_content(async_client, client, namespace):
     engine = Engine(async_client)
     a = await owner(engine, namespace, "a")
-    await engine.apply(deployment(namespace), manager="helm", live=ABSENT)
+    await engine.apply(deployment(namespace), ApplyOptions(manager="helm"), live=ABSENT)
     with pytest.raises(OwnershipError, match=r"cannot adopt it: field manager 'helm'"):
-        await apply_controlled(engine, deployment(namespace), manager=WORKLOADS, controller=a)
+        await apply_controlled(
+            engine,
+            deployment(namespace),
+            ApplyOptions(manager=WORKLOADS, force=True),
+            controller=a,
+            scheme=SCHEME,
+        )
     assert controller_of(await engine.get(deployment(namespace))) is None

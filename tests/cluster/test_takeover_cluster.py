@@ -10,7 +10,7 @@ import pytest
 
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
-from syncagent.ssa import Engine, PreconditionError, RequestCounter
+from syncagent.ssa import ApplyOptions, Engine, PreconditionError, RequestCounter
 from syncagent.ssa.fieldsets import FieldSelector
 from syncagent.ssa.takeover import TakeoverPolicy, TakeoverRule, take_over
 from tests.support.kube import Kube
@@ -156,7 +156,9 @@ def test_takeover_moves_exactly_what_the_policy_selects(
     assert "f:ownerReferences" in refs["fieldsV1"]["f:metadata"]
 
     async def apply(engine: Engine) -> dict:
-        entry = await engine.apply(_content(namespace), manager="test/content", live=stored)
+        entry = await engine.apply(
+            _content(namespace), ApplyOptions(manager="test/content"), live=stored
+        )
         return entry.object
 
     applied = _with_engine(control_plane.kubeconfig, apply)

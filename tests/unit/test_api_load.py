@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from syncagent.api import DynamoComponentDeployment, DynamoGraphDeployment
-from syncagent.api.load import LoadError, load_graphs, load_objects, read_input
+from syncagent.api.load import LoadError, load_graphs, load_objects
+from syncagent.cli.inputs import read_input
 
 GRAPH = """\
 apiVersion: nvidia.com/v1beta1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
-from syncagent.routing import ds_ineligibility
-from syncagent.runtime.capabilities import Capabilities
 from tests.unit.support.graphs import frontend, worker
 
 CAPS = Capabilities(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from syncagent.programs.grove_readiness import GroveChild, pcs_readiness
+from syncagent.programs.grove.readiness import GroveChild, pcs_readiness
 from syncagent.render import Environment
 from syncagent.render.grove import (
     clique_set_change,

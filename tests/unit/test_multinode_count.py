@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent import routing
 from syncagent.api import Component, is_multinode_component, node_count_of
+from syncagent.programs import routing
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from syncagent.render.grove import clique_names, render_pod_clique_set

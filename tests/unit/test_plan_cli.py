@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import socket
 from pathlib import Path
 
 import pytest
 
 from syncagent.cli.main import main
-from syncagent.inspect.session import default_namespace
+from syncagent.inspect.session import Connection, default_namespace
 
 GRAPH = """\
 apiVersion: nvidia.com/v1beta1
@@ -131,7 +130,7 @@ def test_namespace_defaults_to_the_kubeconfig_context(tmp_path):
         "users: [{name: u, user: {token: t}}]\n"
         "contexts: [{name: team, context: {cluster: c, user: u, namespace: team-a}}]\n"
     )
-    args = argparse.Namespace(namespace=None, kubeconfig=str(config), context=None)
-    assert default_namespace(args) == "team-a"
-    args.namespace = "explicit"
-    assert default_namespace(args) == "explicit"
+    conn = Connection(namespace=None, kubeconfig=str(config), context=None)
+    assert default_namespace(conn) == "team-a"
+    conn = Connection(namespace="explicit", kubeconfig=str(config), context=None)
+    assert default_namespace(conn) == "explicit"

@@ -72,5 +72,6 @@ def test_plan_engine_compares_with_the_object_before_a_takeover() -> None:
     engine.observe_takeover(after, after)  # a later view never replaces the real one
     assert engine.records.real["Service/d/s"] == before
     assert engine.records.order == ["Service/d/s"]
-    engine.release()
-    assert engine._dry_run_only not in engine.api.http.event_hooks["request"]
+    # Dry runs come from the engine's own verbs: nothing rewrites the client's requests.
+    assert engine.dry_run
+    assert engine.api.http.event_hooks["request"] == [engine.counter.hook]

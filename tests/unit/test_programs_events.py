@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncagent import routing, status
+import pytest
+
+from syncagent.programs import routing, status
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
 from syncagent.programs.fights import graph_of_component
+from syncagent.programs.program import Claim
 from syncagent.programs.removal import stale_dcds
 from syncagent.programs.view import DictStore
-from syncagent.programs.writes import _orphan, _visible, forced_event
-from syncagent.runtime.capabilities import Capabilities
+from syncagent.programs.writes import RefusedError, Writer, _orphan, _visible, forced_event
+from syncagent.render import Rendered
 from syncagent.runtime.events import ObjectRef
-from syncagent.ssa import ChangeSetEntry, Conflict
+from syncagent.ssa import ChangeSetEntry, Conflict, OwnerRef, OwnershipError
 
 CAPS = Capabilities(
     grove=False,
@@ -38,7 +42,7 @@ def ctx(
     return GraphContext(
         graph=graph,
         caps=CAPS,
-        selection=selection or routing.Selection(routing.Pathway.COMPONENT, ds_wanted=False),
+        selection=selection or routing.Selection(routing.Pathway.COMPONENT),
         recorded=None,
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # not used by status computation
@@ -78,7 +82,10 @@ def test_pathway_change_and_ds_fallback_events():
         {**cond, "reason": "Grove"} if cond["type"] == "WorkloadPathway" else cond
         for cond in before["conditions"]
     ]
-    fallback = routing.Selection(routing.Pathway.COMPONENT, ds_wanted=True, ds_reason="no roles")
+    fallback = routing.Selection(
+        routing.Pathway.COMPONENT,
+        {routing.Pathway.DISAGGREGATED_SET: Claim(False, wanted=True, reason="no roles")},
+    )
     c = ctx(before, selection=fallback)
     built = build_status(c, status.failed("x", "y"))
     reasons = [e.reason for e in status_events(c, built)]
@@ -167,3 +174,30 @@ def test_a_components_fights_are_reported_on_its_graph():
     )
     standalone = {**dcd, "metadata": {**dcd["metadata"], "ownerReferences": []}}
     assert graph_of_component(standalone) is standalone
+
+
+def test_a_refusal_names_the_object_first_and_keeps_the_spec_text() -> None:
+    # routing.md §3 example 10: the condition/event text is the spec's; the exception (and the
+    # log line built from it) starts with Kind/namespace/name, like every engine error.
+    owner = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "x", "uid-x")
+    foreign = OwnerRef("apps/v1", "Deployment", "other", "uid-other")
+    live = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {
+            "name": "x-decode",
+            "namespace": "ns",
+            "ownerReferences": [foreign.item(controller=True)],
+        },
+    }
+    rendered = Rendered(
+        "syncagent/dcd", "nvidia.com/v1beta1", "DynamoComponentDeployment", "x-decode", "ns", {}
+    )
+    with pytest.raises(RefusedError) as info:
+        Writer(engine=None).check_may_control(rendered, live, owner)  # type: ignore[arg-type]
+    assert isinstance(info.value, OwnershipError)
+    assert str(info.value).startswith("DynamoComponentDeployment/ns/x-decode: ")
+    assert info.value.message == (
+        "refusing to reconcile DynamoComponentDeployment x-decode because it is not controlled "
+        "by DynamoGraphDeployment ns/x"
+    )

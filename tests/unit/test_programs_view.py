@@ -8,8 +8,8 @@ import base64
 import orjson
 import pytest
 
+from syncagent.cli.flags import duration
 from syncagent.cli.main import build_parser
-from syncagent.cli.run import duration
 from syncagent.programs.view import DictStore, checkpoint_readiness, environment, pull_secret
 
 FLAGS = (

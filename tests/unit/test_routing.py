@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent import routing
-from syncagent.routing import Pathway, RecordedRouting
-from syncagent.runtime.capabilities import (
+from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
+from syncagent.programs import routing
+from syncagent.programs.capabilities import (
     DISAGGREGATEDSETS,
     LEADERWORKERSETS,
     PODCLIQUESETS,
@@ -14,6 +14,9 @@ from syncagent.runtime.capabilities import (
     offline,
     resolve,
 )
+from syncagent.programs.program import Route
+from syncagent.programs.registry import PROGRAMS
+from syncagent.programs.routing import Pathway, RecordedRouting
 
 ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
 
@@ -23,16 +26,27 @@ def detect(served):
 
 
 def select(annotations=None, caps=None, *, recorded=None, reason=""):
+    """Route with the registry; the DS ineligibility is stubbed to ``reason`` and its calls
+    counted (it is only worked out when DS is wanted and Grove did not take the graph)."""
     calls = []
 
-    def ds_reason():
+    def ds_ineligibility(components, caps):
         calls.append(1)
         return reason
 
-    selection = routing.select_pathway(
-        annotations or {}, caps or detect(ALL), recorded=recorded, ds_reason=ds_reason
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(routing, "ds_ineligibility", ds_ineligibility)
+        selection = route(annotations or {}, [], caps or detect(ALL), recorded=recorded)
     return selection, calls
+
+
+def route(annotations, components, caps, *, recorded=None):
+    return PROGRAMS.select(Route(annotations, components, caps, recorded))
+
+
+def recorded_from(*, pcs, ds, dcds):
+    owned = [k for k, on in ((POD_CLIQUE_SET, pcs), (DISAGGREGATED_SET, ds), (DCD, dcds)) if on]
+    return PROGRAMS.recorded_from_children({}, owned)
 
 
 def test_example_1_new_graph_on_grove():
@@ -47,7 +61,7 @@ def test_example_1b_routed_graph_stays_off_grove():
     recorded = RecordedRouting(Pathway.COMPONENT)
     selection, _ = select(recorded=recorded)
     assert selection.pathway is Pathway.COMPONENT
-    assert selection.grove_held_back
+    assert selection.claim(Pathway.GROVE).held_back
     assert routing.pathway_message(selection) == (
         "workloads are served by the Component pathway; Grove is available: set "
         'nvidia.com/enable-grove: "true" to move this graph to it'
@@ -78,19 +92,15 @@ def test_exception_compares_raw_values():
 
 
 def test_example_1d_recorded_from_owned_children():
-    recorded = routing.recorded_from_children({}, pcs=False, ds=False, dcds=True)
+    recorded = recorded_from(pcs=False, ds=False, dcds=True)
     assert recorded == RecordedRouting(Pathway.COMPONENT, None)
     selection, _ = select(recorded=recorded)
     assert selection.pathway is Pathway.COMPONENT
-    assert selection.grove_held_back
-    assert routing.recorded_from_children({}, pcs=True, ds=False, dcds=False).pathway is (
-        Pathway.GROVE
-    )
-    assert routing.recorded_from_children({}, pcs=False, ds=True, dcds=True).pathway is (
-        Pathway.DISAGGREGATED_SET
-    )
-    assert routing.recorded_from_children({}, pcs=True, ds=False, dcds=True) is None
-    assert routing.recorded_from_children({}, pcs=False, ds=False, dcds=False) is None
+    assert selection.claim(Pathway.GROVE).held_back
+    assert recorded_from(pcs=True, ds=False, dcds=False).pathway is (Pathway.GROVE)
+    assert recorded_from(pcs=False, ds=True, dcds=True).pathway is (Pathway.DISAGGREGATED_SET)
+    assert recorded_from(pcs=True, ds=False, dcds=True) is None
+    assert recorded_from(pcs=False, ds=False, dcds=False) is None
 
 
 def test_example_1e_ds_fallback_goes_to_component_not_grove():
@@ -135,12 +145,7 @@ def test_example_3_ds_selected():
         "nvidia.com/enable-grove": "False",
         "nvidia.com/enable-disaggregatedset": "true",
     }
-    selection = routing.select_pathway(
-        annotations,
-        caps,
-        recorded=None,
-        ds_reason=lambda: routing.ds_ineligibility(DISAGG_MN, caps),
-    )
+    selection = route(annotations, DISAGG_MN, caps)
     assert selection.pathway is Pathway.DISAGGREGATED_SET
     assert routing.ds_eligible_condition(selection) == (
         "True",
@@ -153,12 +158,7 @@ def test_example_4_scaling_adapter_falls_back():
     caps = detect(ALL)
     components = [*DISAGG_MN[:1], multinode("decode", "decode", scalingAdapter={}), DISAGG_MN[2]]
     annotations = {"nvidia.com/enable-grove": "false", "nvidia.com/enable-disaggregatedset": "true"}
-    selection = routing.select_pathway(
-        annotations,
-        caps,
-        recorded=None,
-        ds_reason=lambda: routing.ds_ineligibility(components, caps),
-    )
+    selection = route(annotations, components, caps)
     assert selection.pathway is Pathway.COMPONENT
     assert routing.ds_eligible_condition(selection) == (
         "False",
@@ -170,21 +170,18 @@ def test_example_4_scaling_adapter_falls_back():
 
 def test_example_5_ds_api_missing():
     caps = detect({LEADERWORKERSETS})
-    selection = routing.select_pathway(
-        {"nvidia.com/enable-disaggregatedset": "true"},
-        caps,
-        recorded=None,
-        ds_reason=lambda: routing.ds_ineligibility(DISAGG_MN, caps),
-    )
+    selection = route({"nvidia.com/enable-disaggregatedset": "true"}, DISAGG_MN, caps)
     assert selection.pathway is Pathway.COMPONENT
-    assert selection.ds_reason == "DisaggregatedSet API is not available"
+    assert (
+        selection.claim(Pathway.DISAGGREGATED_SET).reason == "DisaggregatedSet API is not available"
+    )
 
 
 def test_example_6_leading_space_is_not_wanted():
     caps = detect({LEADERWORKERSETS, DISAGGREGATEDSETS})
     selection, calls = select({"nvidia.com/enable-disaggregatedset": " true"}, caps)
     assert selection.pathway is Pathway.COMPONENT
-    assert not selection.ds_wanted
+    assert not selection.claim(Pathway.DISAGGREGATED_SET).wanted
     assert calls == []
     assert routing.ds_eligible_condition(selection) is None
 

@@ -2,8 +2,9 @@ import argparse
 
 import pytest
 
-from syncagent.runtime import capabilities as caps
-from syncagent.runtime.capabilities import (
+from syncagent.cli import flags
+from syncagent.programs import capabilities as caps
+from syncagent.programs.capabilities import (
     DISAGGREGATEDSETS,
     DYNAMOCHECKPOINTS,
     LEADERWORKERSETS,
@@ -17,7 +18,7 @@ ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
 
 def parse(*values: str, offline: bool = False) -> dict[str, Setting]:
     parser = argparse.ArgumentParser()
-    caps.add_capability_argument(parser, offline=offline)
+    flags.add_capability_argument(parser, offline=offline)
     args = parser.parse_args([a for v in values for a in ("--capability", v)])
     return caps.capability_overrides(args.capability, offline=offline)
 
@@ -45,12 +46,12 @@ def test_parse_repeatable_last_wins_and_case_insensitive_values():
 )
 def test_parse_rejects_bad_values_naming_them(value, fragment):
     with pytest.raises(argparse.ArgumentTypeError, match=fragment):
-        caps.parse_capability(value)
+        flags.parse_capability(value)
 
 
 def test_parse_errors_are_usage_errors(capsys):
     parser = argparse.ArgumentParser(prog="x")
-    caps.add_capability_argument(parser)
+    flags.add_capability_argument(parser)
     with pytest.raises(SystemExit) as exc:
         parser.parse_args(["--capability", "grove=maybe"])
     assert exc.value.code == 2

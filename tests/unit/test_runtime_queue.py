@@ -181,21 +181,24 @@ async def test_concurrency_is_bounded():
     assert peak == 3
 
 
-async def test_error_retries_with_backoff_then_success_forgets():
+async def _fail_twice_then_succeed(failure, *, concurrency):
+    """Reconcile one key whose first two reconciles fail through ``failure()``; the gaps
+    between the attempts and the metrics."""
     metrics = Metrics()
     attempts = []
 
     async def reconcile(key):
         attempts.append(anyio.current_time())
         if len(attempts) < 3:
-            raise RuntimeError("boom")
+            return failure(key)
+        return None
 
     backoff = Backoff(base=0.05, cap=1.0, jitter=0.0)
     async with (
         WorkQueue("q", backoff=backoff, metrics=metrics) as q,
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=2, metrics=metrics))
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=concurrency, metrics=metrics))
         q.add("k")
         await eventually_async(
             lambda: len(attempts) == 3 and q.failures("k") == 0,
@@ -203,12 +206,33 @@ async def test_error_retries_with_backoff_then_success_forgets():
             what="three attempts, the last a success",
         )
         q.shut_down()
-    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    return [b - a for a, b in itertools.pairwise(attempts)], metrics
+
+
+async def test_error_retries_with_backoff_then_success_forgets():
+    def boom(key):
+        raise RuntimeError("boom")
+
+    gaps, metrics = await _fail_twice_then_succeed(boom, concurrency=2)
     assert gaps[0] >= 0.05
     assert gaps[1] >= 0.1
     assert metrics.reconciles.value(controller="q", result="error") == 2
     assert metrics.reconciles.value(controller="q", result="success") == 1
     assert metrics.reconcile_duration.count(controller="q") == 3
+
+
+async def test_result_error_retries_with_backoff_and_logs_its_text(caplog):
+    # A reconcile that reported its error in the object's status hands it back as a result
+    # (no exception): the key backs off exactly as for an exception.
+    def reported(key):
+        return Result(error=f"DynamoGraphDeployment/ns/{key}: not ready")
+
+    gaps, metrics = await _fail_twice_then_succeed(reported, concurrency=1)
+    assert gaps[0] >= 0.05
+    assert gaps[1] >= 0.1
+    assert metrics.reconciles.value(controller="q", result="error") == 2
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == ["DynamoGraphDeployment/ns/k: not ready"] * 2
 
 
 async def test_requeue_after_schedules_the_key_again():

@@ -12,7 +12,7 @@ import httpx2
 import orjson
 import pytest
 
-from syncagent.ssa import ABSENT, ConflictError, Engine, PreconditionError
+from syncagent.ssa import ABSENT, ApplyOptions, ConflictError, Engine, PreconditionError
 
 BASE = "https://k8s.test"
 PATH = "/api/v1/namespaces/ns/configmaps/"
@@ -122,12 +122,12 @@ def engine(server):
 
 @pytest.mark.anyio
 async def test_create_then_cache_hit_makes_no_request(server, engine):
-    first = await engine.apply(cm(), manager="m")
+    first = await engine.apply(cm(), ApplyOptions(manager="m"))
     assert first.action == "created"
     # Our own GET found nothing: no dry run before the create.
     assert [(m, p.get("dryRun")) for m, _, p in server.log] == [("GET", None), ("PATCH", None)]
     before = engine.counter.total
-    third = await engine.apply(cm(), manager="m", live=first.object)
+    third = await engine.apply(cm(), ApplyOptions(manager="m"), live=first.object)
     assert third.action == "unchanged"
     assert engine.counter.total == before
     assert third.object == first.object
@@ -135,22 +135,22 @@ async def test_create_then_cache_hit_makes_no_request(server, engine):
 
 @pytest.mark.anyio
 async def test_unchanged_dry_run_writes_nothing_and_then_caches(server, engine):
-    await engine.apply(cm(), manager="m")
+    await engine.apply(cm(), ApplyOptions(manager="m"))
     engine.cache = type(engine.cache)()  # a fresh process: nothing cached yet
     server.log.clear()
-    entry = await engine.apply(cm(), manager="m")
+    entry = await engine.apply(cm(), ApplyOptions(manager="m"))
     assert entry.action == "unchanged"
     assert server.real_applies() == []
     assert engine.counter.count("apply", dry_run=True) == 1
     server.log.clear()
-    await engine.apply(cm(), manager="m", live=entry.object)
+    await engine.apply(cm(), ApplyOptions(manager="m"), live=entry.object)
     assert server.log == []
 
 
 @pytest.mark.anyio
 async def test_change_is_configured(server, engine):
-    created = await engine.apply(cm(), manager="m")
-    entry = await engine.apply(cm(a="2"), manager="m", live=created.object)
+    created = await engine.apply(cm(), ApplyOptions(manager="m"))
+    entry = await engine.apply(cm(a="2"), ApplyOptions(manager="m"), live=created.object)
     assert entry.action == "configured"
     assert entry.differences == (".data",)
     assert server.objects["c"]["data"] == {"a": "2"}
@@ -158,10 +158,10 @@ async def test_change_is_configured(server, engine):
 
 @pytest.mark.anyio
 async def test_forced_apply_reports_conflicts_from_a_non_forced_dry_run(server, engine):
-    await engine.apply(cm(), manager="m")
+    await engine.apply(cm(), ApplyOptions(manager="m"))
     server.conflict_unless_forced = True
     server.log.clear()
-    entry = await engine.apply(cm(a="2"), manager="m", force=True)
+    entry = await engine.apply(cm(a="2"), ApplyOptions(manager="m", force=True))
     assert [c.path for c in entry.conflicts] == [".data.a"]
     assert entry.conflicts[0].manager == "editor"
     patches = [(p.get("dryRun"), p.get("force")) for m, _, p in server.log if m == "PATCH"]
@@ -170,29 +170,29 @@ async def test_forced_apply_reports_conflicts_from_a_non_forced_dry_run(server, 
 
 @pytest.mark.anyio
 async def test_non_forced_conflict_raises(server, engine):
-    await engine.apply(cm(), manager="m")
+    await engine.apply(cm(), ApplyOptions(manager="m"))
     server.conflict_unless_forced = True
     with pytest.raises(ConflictError) as err:
-        await engine.apply(cm(a="2"), manager="m")
+        await engine.apply(cm(a="2"), ApplyOptions(manager="m"))
     assert str(err.value).startswith("ConfigMap/ns/c: ")
     assert server.real_applies() == ["c"]
 
 
 @pytest.mark.anyio
 async def test_stale_live_view_is_refreshed(server, engine):
-    created = await engine.apply(cm(), manager="m")
+    created = await engine.apply(cm(), ApplyOptions(manager="m"))
     stale = copy.deepcopy(created.object)
     stale["metadata"]["resourceVersion"] = "1"
     stale["data"] = {"a": "old"}
     server.log.clear()
-    entry = await engine.apply(cm(), manager="m", live=stale)
+    entry = await engine.apply(cm(), ApplyOptions(manager="m"), live=stale)
     assert entry.action == "unchanged"
     assert [m for m, _, _ in server.log] == ["PATCH", "GET"]
 
 
 @pytest.mark.anyio
 async def test_absent_marker_skips_the_get(server, engine):
-    entry = await engine.apply(cm(), manager="m", live=ABSENT)
+    entry = await engine.apply(cm(), ApplyOptions(manager="m"), live=ABSENT)
     assert entry.action == "created"
     # The caller's "absent" may be stale, so the dry run still runs.
     assert [(m, p.get("dryRun")) for m, _, p in server.log] == [
@@ -204,19 +204,23 @@ async def test_absent_marker_skips_the_get(server, engine):
 @pytest.mark.anyio
 async def test_apply_all_writes_in_input_order(server, engine):
     names = [f"c{i}" for i in range(12)]
-    entries = await engine.apply_all([cm(n) for n in names], manager="m", concurrency=4)
+    entries = await engine.apply_all(
+        [cm(n) for n in names], ApplyOptions(manager="m"), concurrency=4
+    )
     assert [e.subject for e in entries] == [f"ConfigMap/ns/{n}" for n in names]
     assert server.real_applies() == names
     assert {e.action for e in entries} == {"created"}
     again = await engine.apply_all(
-        [cm(n) for n in names], manager="m", live={e.subject: e.object for e in entries}
+        [cm(n) for n in names],
+        ApplyOptions(manager="m"),
+        live={e.subject: e.object for e in entries},
     )
     assert {e.action for e in again} == {"unchanged"}
 
 
 @pytest.mark.anyio
 async def test_plan_never_writes(server, engine):
-    entry = await engine.plan(cm(), manager="m")
+    entry = await engine.plan(cm(), ApplyOptions(manager="m"))
     assert entry.action == "created"
     assert entry.dry_run
     assert server.real_applies() == []
@@ -224,7 +228,7 @@ async def test_plan_never_writes(server, engine):
 
 @pytest.mark.anyio
 async def test_delete_carries_uid_precondition(server, engine):
-    created = await engine.apply(cm(), manager="m")
+    created = await engine.apply(cm(), ApplyOptions(manager="m"))
     with pytest.raises(PreconditionError):
         await engine.delete(cm(), uid="someone-else")
     assert await engine.delete(cm(), uid=created.object["metadata"]["uid"])
@@ -233,10 +237,10 @@ async def test_delete_carries_uid_precondition(server, engine):
 
 @pytest.mark.anyio
 async def test_forced_plan_reports_conflicts_and_shows_the_forced_result(server, engine):
-    await engine.apply(cm(), manager="m")
+    await engine.apply(cm(), ApplyOptions(manager="m"))
     server.conflict_unless_forced = True
     server.log.clear()
-    entry = await engine.plan(cm(a="2"), manager="m", force=True)
+    entry = await engine.plan(cm(a="2"), ApplyOptions(manager="m", force=True))
     assert entry.dry_run
     assert entry.action == "configured"
     assert [c.path for c in entry.conflicts] == [".data.a"]

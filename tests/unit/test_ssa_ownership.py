@@ -1,5 +1,6 @@
 import pytest
 
+from syncagent.programs.ownership import SCHEME
 from syncagent.ssa.errors import OwnershipError
 from syncagent.ssa.ownership import (
     OwnerRef,
@@ -7,6 +8,7 @@ from syncagent.ssa.ownership import (
     controller_of,
     is_adoptable,
     old_controller_to_release,
+    owner_of,
     skeleton,
     with_references,
 )
@@ -51,11 +53,11 @@ def test_item_shapes():
 
 
 def test_of_needs_uid():
-    assert OwnerRef.of(
+    assert owner_of(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "uid": "u"}}
     ) == OwnerRef("v1", "ConfigMap", "a", "u")
     with pytest.raises(OwnershipError, match=r"^ConfigMap/ns/a: an owner needs its UID"):
-        OwnerRef.of(
+        owner_of(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}
         )
 
@@ -76,14 +78,14 @@ def test_adoptable_when_others_only_write_status_scale_or_finalizers():
             entry("finalizer-bot", {"f:metadata": {"f:finalizers": {".": {}, 'v:"x/y"': {}}}}),
         ],
     )
-    assert adoption_blockers(obj) == []
-    assert is_adoptable(obj)
+    assert adoption_blockers(obj, scheme=SCHEME) == []
+    assert is_adoptable(obj, scheme=SCHEME)
 
 
 def test_not_adoptable_with_a_controller_or_foreign_content():
-    assert not is_adoptable(live(refs=[B.item(controller=True)]))
+    assert not is_adoptable(live(refs=[B.item(controller=True)]), scheme=SCHEME)
     obj = live(entries=[entry("kubectl-edit", {"f:spec": {"f:replicas": {}}})])
-    blockers = adoption_blockers(obj)
+    blockers = adoption_blockers(obj, scheme=SCHEME)
     assert len(blockers) == 1
     assert "'kubectl-edit'" in blockers[0]
 
@@ -101,15 +103,15 @@ def test_handoff_refused_while_a_content_manager_holds_the_old_item():
     with pytest.raises(
         OwnershipError, match=r"^Service/ns/s: .*held by field manager.*syncagent/services"
     ):
-        old_controller_to_release(obj, B, subject=SUBJECT)
+        old_controller_to_release(obj, B, subject=SUBJECT, scheme=SCHEME)
     # Only the ownership manager holds it: nothing to release first.
     obj["metadata"]["managedFields"].pop()
-    assert old_controller_to_release(obj, B, subject=SUBJECT) is None
+    assert old_controller_to_release(obj, B, subject=SUBJECT, scheme=SCHEME) is None
     # The old controller's own co-owner manager holds it: it must drop the flag first.
     obj["metadata"]["managedFields"].append(entry("syncagent/owner/uid-a", held, operation="Apply"))
-    assert old_controller_to_release(obj, B, subject=SUBJECT) == A
+    assert old_controller_to_release(obj, B, subject=SUBJECT, scheme=SCHEME) == A
     # Same controller: never anything to release.
-    assert old_controller_to_release(obj, A, subject=SUBJECT) is None
+    assert old_controller_to_release(obj, A, subject=SUBJECT, scheme=SCHEME) is None
 
 
 def test_skeleton_and_with_references():

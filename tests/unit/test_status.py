@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncagent import status
+from syncagent.programs import status
 from syncagent.programs.readiness import Readiness
 
 NOW = "2026-01-01T00:00:00Z"

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import waitleader
+from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
-from syncagent.render.model import OwnerRef, Rendered, build
+from syncagent.render.model import Rendered, build
 
 SUFFIX = "wait-leader-script"
 SCRIPT_KEY = "wait-for-leader.py"

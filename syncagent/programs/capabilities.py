@@ -1,27 +1,17 @@
 """Capabilities: which optional APIs the agent may use, from discovery and ``--capability``.
 
-Pure: no I/O. ``discovery.py`` feeds :func:`resolve` with what the API server serves; every
-command parses ``--capability NAME=auto|true|false`` with :func:`add_capability_argument` and
+Pure: no I/O. The runtime's discovery feeds :func:`resolve` (through :func:`resolver`) with what
+the API server serves; every command folds its ``--capability NAME=auto|true|false`` values with
 :func:`capability_overrides`, so the spelling is the same everywhere (spec/routing.md §1).
 """
 
 from __future__ import annotations
 
-import argparse
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, order=True)
-class GroupVersionResource:
-    group: str
-    version: str
-    resource: str
-
-    def __str__(self) -> str:
-        return f"{self.group}/{self.version} {self.resource}"
-
+from syncagent.runtime.gvr import GroupVersionResource
 
 GROVE = "grove"
 LWS = "lws"
@@ -84,26 +74,6 @@ class Capabilities:
         }
 
 
-def parse_capability(value: str) -> tuple[str, Setting]:
-    """``grove=false`` -> ``("grove", Setting.FALSE)``; an argparse ``type=`` (errors = usage)."""
-    name, sep, raw = value.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(
-            f"--capability {value!r}: expected NAME=auto|true|false, NAME one of {', '.join(NAMES)}"
-        )
-    if name not in NAMES:
-        raise argparse.ArgumentTypeError(
-            f"--capability {value!r}: unknown capability {name!r}; use one of {', '.join(NAMES)}"
-        )
-    try:
-        setting = Setting(raw.lower())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--capability {value!r}: unknown value {raw!r}; use auto, true or false"
-        ) from None
-    return name, setting
-
-
 def capability_overrides(
     pairs: Iterable[tuple[str, Setting]] | None, *, offline: bool = False
 ) -> dict[str, Setting]:
@@ -127,25 +97,6 @@ def capability_overrides(
             "them off; drop one of the two"
         )
     return settings
-
-
-def add_capability_argument(parser: argparse.ArgumentParser, *, offline: bool = False) -> None:
-    """The one ``--capability`` flag every command takes (spec/routing.md §1)."""
-    choices = "true|false" if offline else "auto|true|false"
-    default = "true" if offline else "auto"
-    parser.add_argument(
-        "--capability",
-        dest="capability",
-        action="append",
-        type=parse_capability,
-        default=[],
-        metavar=f"NAME={choices}",
-        help=(
-            f"switch a pathway capability ({', '.join(NAMES)}); repeatable; default {default}"
-            + ("" if offline else ": auto detects it, false switches it off, true requires it")
-            + "; lws=false also switches disaggregatedSet off"
-        ),
-    )
 
 
 def _detected(served: frozenset[GroupVersionResource], name: str) -> bool:
@@ -205,3 +156,10 @@ def offline(settings: Mapping[str, Setting]) -> Capabilities:
         disaggregated_set_api=on[DISAGGREGATED_SET],
         checkpoint_api=True,
     )
+
+
+def resolver(
+    settings: Mapping[str, Setting],
+) -> Callable[[frozenset[GroupVersionResource], bool], Capabilities]:
+    """What the runtime's discovery calls with the served resources (and ``strict``)."""
+    return lambda served, strict: resolve(served, settings, strict=strict)

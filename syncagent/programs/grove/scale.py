@@ -11,23 +11,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import grove_scale
-from syncagent.ssa import Engine, ref_of
-
-MERGE_PATCH = "application/merge-patch+json"
+from syncagent.kube.objects import Body
+from syncagent.ssa import Engine
 
 
 def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
-    if child is None or (child.get("metadata") or {}).get("deletionTimestamp"):
+    if child is None or Body(child).being_deleted:
         return False  # a child not created yet is patched once it exists
     return (child.get("spec") or {}).get("replicas") != desired
 
 
 async def patch_scale(engine: Engine, child: Mapping[str, Any], desired: int) -> dict[str, Any]:
     """One merge patch ``{"spec":{"replicas":N}}`` to the child's ``scale`` subresource."""
-    return await engine.api.patch(
-        ref_of(child),
+    return await engine.patch(
+        child,
         {"spec": {"replicas": desired}},
-        content_type=MERGE_PATCH,
         manager=grove_scale.MANAGER.name,
         subresource="scale",
     )

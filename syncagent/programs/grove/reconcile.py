@@ -12,16 +12,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import grove_scale, migration, service_cutover, waitleader
+from syncagent.kube import kinds
+from syncagent.kube.objects import Body
+from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status
-from syncagent.programs.grove_readiness import GroveChild, component_status, pcs_readiness
+from syncagent.programs.context import GraphContext, build_status, failed
+from syncagent.programs.grove import scale
+from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
+from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, being_deleted, environment
-from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
     GraphLive,
@@ -47,13 +50,13 @@ from syncagent.render.grove import (
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import SsaError
+from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
 
 PCS = "PodCliqueSet"
 DCD = "DynamoComponentDeployment"
-PATHWAY = "Grove"
+PATHWAY = Pathway.GROVE
 
 
 class _CliqueSetChanged(Exception):
@@ -62,18 +65,18 @@ class _CliqueSetChanged(Exception):
         self.message = message
 
 
-class GroveProgram:
-    """Reconciles a graph routed to the Grove pathway."""
+class GroveReconcile:
+    """One reconcile of a graph routed to the Grove pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         try:
             return await self._reconcile(ctx)
         except RefusedError as err:
-            return _failed(ctx, err.message, refused=True)
+            return failed(ctx, err.message, refused=True)
         except (RenderError, _CliqueSetChanged) as err:
-            return _failed(ctx, err.message)
+            return failed(ctx, err.message)
         except SsaError as err:
-            return _failed(ctx, str(err))
+            return failed(ctx, str(err))
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = list((ctx.graph.get("spec") or {}).get("components") or [])
@@ -107,8 +110,8 @@ class GroveProgram:
         entry = await ctx.writer.apply_owned(rendered, owner=owner_of(ctx.graph), live=live_pcs)
         pcs = entry.object
         for child, obj in children:
-            if grove_scale.needs_scale(obj, child.desired):
-                await grove_scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
+            if scale.needs_scale(obj, child.desired):
+                await scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
         dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
@@ -118,21 +121,10 @@ class GroveProgram:
             [(rendered.name, ready_state)], waiting_checkpoints=checkpoints.waiting()
         )
         stale = await self._cleanup(ctx, dcds, env, successful=result.ready, keep=rendered.name)
-        runtime = {
-            str(c["name"]): dynamo_namespace(
-                ctx.namespace, ctx.name, global_namespace=bool(c.get("globalDynamoNamespace"))
-            )
-            for c in components
-        }
         built = build_status(
             ctx,
             result,
-            components={
-                child.component: component_status(
-                    child, obj, runtime_namespace=runtime[child.component]
-                )
-                for child, obj in children
-            },
+            components=_component_statuses(ctx, components, children),
             restart=restart.status,
             checkpoints=checkpoints.status(),
             stale=stale,
@@ -181,8 +173,7 @@ class GroveProgram:
     ) -> None:
         graph = owner_of(ctx.graph)
         our_dcds = {
-            str((d.get("metadata") or {}).get("uid"))
-            for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+            Body(d).meta.uid for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
         }
         models: dict[str, Rendered] = {}
         for dcd in dcds:
@@ -221,12 +212,12 @@ class GroveProgram:
         keep: str,
     ) -> list[str]:
         """Stale DS first, then every DCD, then Services; only once ``successful``."""
-        stale_ds = migration.stale_ds(ctx.store, ctx.namespace, ctx.uid)
-        stale_pcs = migration.stale_pcs(ctx.store, ctx.namespace, ctx.uid, keep=keep)
-        stale_dcds = migration.stale_dcds(ctx.store, ctx.namespace, ctx.uid, keep=())
+        stale = migration.other_pathways(ctx, PATHWAY) + migration.stale_own(
+            ctx, kinds.POD_CLIQUE_SET, keep={keep}
+        )
         if not successful:
-            return migration.describe(stale_ds + stale_pcs + stale_dcds)
-        for obj in [*stale_ds, *stale_pcs, *stale_dcds]:
+            return migration.describe(stale)
+        for obj in stale:
             await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
         wanted = {
             component_service_name(d.name)
@@ -257,11 +248,21 @@ def _restart_values(pcs: Obj | None) -> dict[str, str]:
     return out
 
 
-def _failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
-    log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
-    result = status.failed(status.RECONCILE_FAILED, message)
-    built = build_status(ctx, result, components=ctx.previous.get("components"))
-    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+def _component_statuses(
+    ctx: GraphContext,
+    components: list[dict[str, Any]],
+    children: list[tuple[GroveChild, Obj | None]],
+) -> dict[str, dict[str, Any]]:
+    runtime = {
+        str(c["name"]): dynamo_namespace(
+            ctx.namespace, ctx.name, global_namespace=bool(c.get("globalDynamoNamespace"))
+        )
+        for c in components
+    }
+    return {
+        child.component: component_status(child, obj, runtime_namespace=runtime[child.component])
+        for child, obj in children
+    }
 
 
-__all__ = ["GroveProgram"]
+__all__ = ["GroveReconcile"]

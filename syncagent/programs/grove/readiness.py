@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs.readiness import Readiness
 
 Obj = Mapping[str, Any]
@@ -27,11 +28,10 @@ def _int(value: Any) -> int:
 
 def pcs_readiness(pcs: Obj | None, children: Sequence[tuple[GroveChild, Obj | None]]) -> Readiness:
     """Observed, available == updated == replicas, update ended, every child ready."""
-    if pcs is None or (pcs.get("metadata") or {}).get("deletionTimestamp"):
+    if pcs is None or Body(pcs).being_deleted:
         return Readiness(False, "not found")
-    meta = pcs.get("metadata") or {}
     status = pcs.get("status") or {}
-    generation = _int(meta.get("generation"))
+    generation = Body(pcs).meta.generation
     reasons = []
     if status.get("observedGeneration") is None or _int(status["observedGeneration"]) != generation:
         reasons.append(f"status has not observed generation {generation}")
@@ -54,7 +54,7 @@ def pcs_readiness(pcs: Obj | None, children: Sequence[tuple[GroveChild, Obj | No
 
 
 def child_reason(child: GroveChild, obj: Obj | None) -> str:
-    if obj is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
+    if obj is None or Body(obj).being_deleted:
         return f"{child.kind} {child.name} not found"
     status = obj.get("status") or {}
     field = "readyReplicas" if child.kind == "PodClique" else "availableReplicas"

@@ -17,25 +17,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
-from syncagent import routing, status
-from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.kube.objects import Body
+from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
-from syncagent.programs.context import GraphContext, build_status, status_events
-from syncagent.programs.dispatch import dcd_component_names, run_program
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.view import Obj, Store, being_deleted
 from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
-from syncagent.runtime.capabilities import Capabilities
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.workers import Result
-from syncagent.ssa import Engine, PreconditionError
+from syncagent.ssa import ApplyOptions, Engine, PreconditionError
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +45,6 @@ STALE_READ_RETRY = 1.0
 # Our own status write is on its way to the watch cache; look again very soon.
 OWN_WRITE_LAG_RETRY = 0.1
 GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
-
-
-class RetryLater(Exception):
-    """The reconcile ended in an error after its status was persisted: back off and retry."""
 
 
 @dataclass
@@ -63,6 +58,7 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
+    programs: Registry = PROGRAMS
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -78,7 +74,7 @@ class Reconcilers:
             return None
         if caps is None:
             return Result(requeue_after=1.0)
-        version = str((graph.get("metadata") or {}).get("resourceVersion"))
+        version = Body(graph).meta.resource_version
         if self._superseded.get(key) == version:
             return Result(requeue_after=OWN_WRITE_LAG_RETRY)
         self._superseded.pop(key, None)
@@ -87,51 +83,18 @@ class Reconcilers:
         return await self._finish_graph(key, ctx, outcome)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
-        meta = graph.get("metadata") or {}
-        annotations = meta.get("annotations") or {}
-        components = list((graph.get("spec") or {}).get("components") or [])
-        recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
-        if recorded is None:
-            uid, ns = str(meta.get("uid")), str(meta.get("namespace"))
-            owns = {
-                kind: any(controlled_by(o, uid) for o in self.store.list(kind, ns))
-                for kind in (DCD, "PodCliqueSet", "DisaggregatedSet")
-            }
-            recorded = routing.recorded_from_children(
-                annotations,
-                pcs=owns["PodCliqueSet"],
-                ds=owns["DisaggregatedSet"],
-                dcds=owns[DCD],
-            )
-        selection = routing.select_pathway(
-            annotations,
+        writer = Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph)
+        return graph_context(
+            graph,
             caps,
-            recorded=recorded,
-            ds_reason=lambda: routing.ds_ineligibility(components, caps),
-        )
-        return GraphContext(
-            graph=graph,
-            caps=caps,
-            selection=selection,
-            recorded=recorded,
             store=self.store,
-            writer=Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph),
+            writer=writer,
             discovery_backend=self.discovery_backend,
+            programs=self.programs,
         )
 
     async def run_graph(self, ctx: GraphContext) -> ProgramResult:
-        problems = _validate(ctx)
-        if problems:
-            for problem in problems:
-                log.warning(
-                    f"{ctx.ref}: {problem}",
-                    extra={"object": ctx.ref, "field": problem.split(":")[0]},
-                )
-            message = "; ".join(problems)
-            result = status.failed(status.VALIDATION_FAILED, message)
-            previous = ctx.previous.get("components")
-            return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
-        return await run_program(ctx)
+        return await run_graph(ctx)
 
     async def _finish_graph(
         self, key: str, ctx: GraphContext, outcome: ProgramResult
@@ -144,14 +107,17 @@ class Reconcilers:
             # A stale read: persist nothing, emit nothing, and look again with the new object.
             # The watch event of the newer graph re-queues it at once; this is only a fallback,
             # delayed so a cache that lags (a watch reconnecting) does not spin the key.
-            log.info("graph changed during reconcile; requeued", extra={"object": ctx.ref})
+            log.info(
+                f"{ctx.ref}: graph changed during reconcile; requeued", extra={"object": ctx.ref}
+            )
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
             self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:
-            raise RetryLater(f"{ctx.ref}: {_ready_message(outcome.status)}")
+            # The error is in the persisted status already: back off and retry.
+            return Result(error=f"{ctx.ref}: {_ready_message(outcome.status)}")
         return _requeue(outcome.requeue_after, ctx.writer.requeue_after)
 
     # -- DCD ----------------------------------------------------------------------------------
@@ -183,22 +149,19 @@ class Reconcilers:
         )
         self._emit(dcd, outcome.events + _component_error_events(dcd, outcome.status))
         if outcome.retry:
-            raise RetryLater(f"{ctx.ref}: {_available_message(outcome.status)}")
+            return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
         return _requeue(writer.requeue_after)
 
     def _graph_gone(self, dcd: Obj) -> bool:
         """A DCD of a graph that no longer exists is garbage collection's (or, while it lacks
         its controller reference, its graph's) business: rendering it would create workloads
         and, as a seemingly standalone DCD, a discovery identity nobody cleans up."""
-        meta = dcd.get("metadata") or {}
-        namespace = str(meta.get("namespace"))
-        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
-        graph_ref = next((r for r in refs if r.get("kind") == DGD), None)
-        if graph_ref is not None:
-            live = self.store.get(DGD, namespace, str(graph_ref.get("name")))
-            return live is None or (live.get("metadata") or {}).get("uid") != graph_ref.get("uid")
-        graph_name = (meta.get("labels") or {}).get(GRAPH_LABEL)
-        return not refs and bool(graph_name)
+        view = Body(dcd)
+        controller = view.controller
+        if controller is not None and controller.kind == DGD:
+            live = self.store.get(DGD, view.meta.namespace, controller.name)
+            return live is None or Body(live).meta.uid != controller.uid
+        return controller is None and bool(view.meta.labels.get(GRAPH_LABEL))
 
     # -- shared -------------------------------------------------------------------------------
     async def _write_status(
@@ -220,11 +183,13 @@ class Reconcilers:
         writer = Writer(self.engine, metrics=self.metrics)
         entry = await writer.apply(
             body,
-            manager=manager,
+            ApplyOptions(
+                manager=manager,
+                force=True,
+                subresource="status",
+                resource_version_precondition=precondition,
+            ),
             live=obj,
-            force=True,
-            subresource="status",
-            resource_version_precondition=precondition,
         )
         return entry.changed
 
@@ -240,19 +205,6 @@ def _requeue(*delays: float | None) -> Result | None:
     """Look again after the shortest of ``delays`` (a program's wait, a fight's backoff)."""
     given = [d for d in delays if d]
     return Result(requeue_after=min(given)) if given else None
-
-
-def _validate(ctx: GraphContext) -> list[str]:
-    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
-    try:
-        model = DynamoGraphDeployment.model_validate(ctx.graph)
-    except ValidationError as err:
-        return [
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
-        ]
-    dcd_components = dcd_component_names(ctx)
-    problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
-    return [str(p) for p in problems]
 
 
 def _ready_message(st: Mapping[str, Any]) -> str:

@@ -12,11 +12,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
 from syncagent.api import is_multinode_component
-from syncagent.programs import readiness, removal, waitleader
+from syncagent.kube.objects import Body
+from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
-from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.context import GraphContext, build_status, failed
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.view import (
     Obj,
@@ -25,7 +25,7 @@ from syncagent.programs.view import (
     controlled_by,
     environment,
 )
-from syncagent.programs.writes import RefusedError, owner_of
+from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     GraphLive,
     Rendered,
@@ -38,7 +38,7 @@ from syncagent.render import (
 from syncagent.render import labels as L
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dcd_name, dynamo_namespace
-from syncagent.ssa import SsaError
+from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,8 @@ def _checkpoint_ref(component: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class ComponentProgram:
-    """Reconciles a graph routed to the Component pathway."""
+class ComponentReconcile:
+    """One reconcile of a graph routed to the Component pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = _components(ctx.graph)
@@ -68,23 +68,17 @@ class ComponentProgram:
         try:
             return await self._reconcile(ctx, components)
         except RefusedError as err:
-            return self._failed(ctx, err.message, refused=True)
+            return failed(ctx, err.message, refused=True)
         except RenderError as err:
-            return self._failed(ctx, err.message)
+            return failed(ctx, err.message)
         except SsaError as err:
-            return self._failed(ctx, str(err))
-
-    def _failed(self, ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
-        log.warning("reconcile failed", extra={"object": ctx.ref, "error": message})
-        result = status.failed(status.RECONCILE_FAILED, message)
-        built = build_status(ctx, result, components=_previous(ctx))
-        return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+            return failed(ctx, str(err))
 
     async def _reconcile(
         self, ctx: GraphContext, components: list[dict[str, Any]]
     ) -> ProgramResult:
         live = self._live_dcds(ctx)
-        by_name = {(d.get("metadata") or {}).get("name"): d for d in live}
+        by_name = {Body(d).meta.name: d for d in live}
         names = [str(c["name"]) for c in components]
         rendered_names = {n: dcd_name(ctx.name, n) for n in names}
 
@@ -167,13 +161,12 @@ class ComponentProgram:
                 await removal.delete_component(ctx.writer, ctx.store, dcd)
         waiting = []
         for dcd in stale.replaced:
-            meta = dcd.get("metadata") or {}
             component = (dcd.get("spec") or {}).get("name")
             replacement = latest.get(rendered_names[component])
             if readiness.dcd_readiness(replacement).ready and not being_deleted(dcd):
                 await removal.delete_component(ctx.writer, ctx.store, dcd)
             else:
-                waiting.append(f"{DCD} {meta.get('name')}")
+                waiting.append(f"{DCD} {Body(dcd).meta.name}")
         return waiting
 
 
@@ -185,7 +178,7 @@ def _graph_live(live: list[Obj], *, restarting: frozenset[str]) -> GraphLive:
     backend, restart_at = {}, {}
     for dcd in live:
         spec = dcd.get("spec") or {}
-        component = spec.get("name") or (dcd.get("metadata") or {}).get("name")
+        component = spec.get("name") or Body(dcd).meta.name
         if spec.get("backendFramework"):
             backend[component] = spec["backendFramework"]
         annotations = ((spec.get("podTemplate") or {}).get("metadata") or {}).get(

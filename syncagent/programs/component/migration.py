@@ -14,22 +14,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent import status
-from syncagent.programs import migration, modelservice, readiness, service_cutover
+from syncagent.kube import kinds
+from syncagent.kube.objects import Body
+from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, pathway_condition
+from syncagent.programs.ownership import SCHEME
+from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, being_deleted, controlled_by, environment
-from syncagent.programs.writes import owner_of
 from syncagent.render import generate_dcds, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
-from syncagent.ssa import OwnerRef, controller_of, leave
+from syncagent.ssa import OwnerRef, controller_of, leave, owner_of
 
 DCD = "DynamoComponentDeployment"
-PATHWAY = "Component"
+PATHWAY = Pathway.COMPONENT
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("name") or "")
+    return Body(obj).meta.name
 
 
 async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
@@ -46,9 +48,7 @@ async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
 
 async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     """Hand Services back and remove the old family once the DCDs serve."""
-    leftovers = migration.stale_ds(ctx.store, ctx.namespace, ctx.uid) + migration.stale_pcs(
-        ctx.store, ctx.namespace, ctx.uid
-    )
+    leftovers = migration.other_pathways(ctx, PATHWAY)
     if not leftovers or result.retry:
         return result
     env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
@@ -85,9 +85,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
         remaining: list[Obj] = []
     else:
         remaining = leftovers
-    stale_dcds = migration.stale_dcds(
-        ctx.store, ctx.namespace, ctx.uid, keep={d.name for d in dcds}
-    )
+    stale_dcds = migration.stale_own(ctx, kinds.DCD, keep={d.name for d in dcds})
     names = migration.describe(remaining + stale_dcds)
     _replace_pathway(ctx, result.status, pathway_condition(ctx, stale=names))
     result.events = [*result.events, *ctx.writer.events[start:]]
@@ -107,10 +105,8 @@ async def _move_model(
     current = controller_of(live)
     if current is not None and current.uid == graph.uid:
         live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
-    if any(
-        r.get("uid") == graph.uid for r in (live.get("metadata") or {}).get("ownerReferences") or ()
-    ):
-        await leave(ctx.writer.engine, live, owner_uid=graph.uid, live=live)
+    if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
+        await leave(ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live)
 
 
 def _components(ctx: GraphContext) -> list[dict[str, Any]]:

@@ -1,0 +1,111 @@
+"""The composition root of ``syncagent run``: settings in, a running manager out.
+
+The controllers wire themselves (:func:`syncagent.controller.setup`); this module only turns
+the command-line settings into the runtime's, the controllers' and the fight detector's
+option objects, and serves until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+
+from syncagent.cli.errors import UserError
+from syncagent.cli.settings import AgentSettings, LeaderElection
+from syncagent.controller import ControllerSettings, setup
+from syncagent.programs.capabilities import (
+    CapabilityRequiredError,
+    capability_overrides,
+    resolver,
+)
+from syncagent.programs.registry import PROGRAMS
+from syncagent.runtime import http
+from syncagent.runtime.client import ClientConfigError, make_client
+from syncagent.runtime.leader import LeaseConfig, default_identity
+from syncagent.runtime.logging import configure_logging
+from syncagent.runtime.manager import Manager, ManagerOptions
+from syncagent.runtime.metrics import default_metrics
+from syncagent.ssa.fights import FightPolicy
+
+SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def default_lease_namespace() -> str:
+    if SA_NAMESPACE_FILE.is_file():
+        return SA_NAMESPACE_FILE.read_text().strip()
+    return os.environ.get("POD_NAMESPACE") or "default"
+
+
+def serve(settings: AgentSettings) -> int:
+    """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
+    configure_logging(level=settings.logging.level)
+    try:
+        capabilities = capability_overrides(settings.capability)
+        client = make_client(
+            kubeconfig=settings.connection.kubeconfig, context=settings.connection.context
+        )
+        options = ManagerOptions(
+            metrics_address=settings.http.metrics,
+            lease=_lease(settings.leader_election),
+            group_versions=PROGRAMS.group_versions(),
+            resolve=resolver(capabilities),
+        )
+        fights = FightPolicy(
+            threshold=settings.fights.threshold,
+            window=settings.fights.window,
+            backoff=settings.fights.backoff,
+            max_backoff=settings.fights.max_backoff,
+        )
+    except (ValueError, ClientConfigError) as err:
+        raise UserError(str(err)) from None
+    manager = Manager(client, options, metrics=default_metrics())
+    controllers = ControllerSettings(
+        namespaces=tuple(settings.watches.namespaces),
+        concurrency=settings.watches.concurrency,
+        resync_period=settings.resync.period,
+        discovery_backend=settings.discovery.backend,
+        fights=fights,
+    )
+    setup(manager, client, controllers)
+    try:
+        anyio.run(_serve, manager, settings.http.health)
+    except BaseException as err:
+        required = _find(err, CapabilityRequiredError)
+        if required is not None:
+            raise UserError(str(required)) from None
+        raise
+    return 0
+
+
+def _lease(election: LeaderElection) -> LeaseConfig | None:
+    if not election.enabled:
+        return None
+    return LeaseConfig(
+        namespace=election.namespace or default_lease_namespace(),
+        name=election.name,
+        identity=default_identity(),
+        lease_duration=election.lease_duration,
+        renew_deadline=election.renew_deadline,
+        retry_period=election.retry_period,
+    )
+
+
+async def _serve(manager: Manager, health: str | None) -> None:
+    async with anyio.create_task_group() as tg:
+        if health is not None:
+            table = http.routes(metrics=manager.metrics, health=manager.health)
+            await tg.start(http.serve, health, table)
+        await manager.run()
+        tg.cancel_scope.cancel()
+
+
+def _find(err: BaseException, kind: type[BaseException]) -> BaseException | None:
+    if isinstance(err, kind):
+        return err
+    for inner in getattr(err, "exceptions", ()):
+        found = _find(inner, kind)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,1 @@
+"""What the CLI commands do; their flags are declared in ``syncagent.cli.<command>``."""

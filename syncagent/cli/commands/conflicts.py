@@ -1,0 +1,50 @@
+"""``syncagent conflicts``: the fields a graph's applies would take from other managers: what it does (flags: ``syncagent.cli.conflicts``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from lightkube import ApiError, AsyncClient
+
+from syncagent.cli.errors import UserError
+from syncagent.cli.flags import connection
+from syncagent.inspect import conflicts
+from syncagent.inspect.fights import FightRow, read_fights
+from syncagent.inspect.live import ReadError, read_graph
+from syncagent.inspect.planner import PlanError, plan_live_graph
+from syncagent.inspect.session import (
+    InspectError,
+    default_namespace,
+    run_async,
+)
+from syncagent.programs import capabilities
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = capabilities.capability_overrides(args.capability)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    namespace = default_namespace(connection(args))
+    subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
+
+    async def work(client: AsyncClient) -> tuple[list[conflicts.ConflictRow], list[FightRow]]:
+        try:
+            graph = await read_graph(client, args.graph, namespace=namespace)
+            run_ = await plan_live_graph(
+                client, graph, settings=settings, discovery_backend=args.discovery_backend
+            )
+            fought = await read_fights(client, graph)
+        except (ReadError, PlanError) as err:
+            raise InspectError(str(err)) from None
+        except ApiError as err:
+            raise InspectError(f"{subject}: cannot list its Events: {err}") from None
+        return conflicts.rows(run_.engine.records), fought
+
+    try:
+        found, fought = run_async(connection(args), work)
+    except InspectError as err:
+        raise UserError(str(err)) from None
+    render = conflicts.to_json if args.output == "json" else conflicts.to_text
+    print(render(found, graph=subject, fights=fought), end="")
+    return 2 if found or fought else 0

@@ -1,0 +1,43 @@
+"""``syncagent managers``: the field managers on a graph's objects, checked against contracts: what it does (flags: ``syncagent.cli.managers``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from lightkube import AsyncClient
+
+from syncagent.cli.errors import UserError
+from syncagent.cli.flags import connection
+from syncagent.inspect import managers
+from syncagent.inspect.live import ReadError, read_graph
+from syncagent.inspect.planengine import PlanEngine
+from syncagent.inspect.planner import PlanError, read_store
+from syncagent.inspect.session import (
+    InspectError,
+    default_namespace,
+    run_async,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    namespace = default_namespace(connection(args))
+
+    async def work(client: AsyncClient) -> list[managers.ObjectReport]:
+        try:
+            graph = await read_graph(client, args.graph, namespace=namespace)
+            engine = PlanEngine(client)
+            try:
+                store = await read_store(engine, namespace)
+            finally:
+                engine.release()
+        except (ReadError, PlanError) as err:
+            raise InspectError(str(err)) from None
+        everything = [o for objs in store.objects.values() for o in objs]
+        return managers.check_graph(graph, everything)
+
+    try:
+        reports = run_async(connection(args), work)
+    except InspectError as err:
+        raise UserError(str(err)) from None
+    print(managers.to_json(reports) if args.output == "json" else managers.to_text(reports), end="")
+    return 2 if any(r.findings for r in reports) else 0

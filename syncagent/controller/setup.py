@@ -1,0 +1,174 @@
+"""Wiring of the reconcilers into a manager (as ``SetupWithManager`` does in controller-runtime).
+
+Every watch comes from the program registry: the reconcilers' common watches, then each
+program's own (``Program.connect``); the handlers below say which changes re-queue which keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from syncagent.controller.reconcilers import Reconcilers
+from syncagent.kube import kinds
+from syncagent.programs import registry as reg
+from syncagent.programs.fights import Fights
+from syncagent.programs.program import Watched
+from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.view import CacheStore
+from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.cache import (
+    Cache,
+    controller_owner_key,
+    enqueue,
+    owner_keys,
+    self_key,
+    split_key,
+)
+from syncagent.runtime.manager import Manager
+from syncagent.runtime.queue import WorkQueue
+from syncagent.runtime.watch import WatchTarget
+from syncagent.runtime.watchset import WatchSet
+from syncagent.ssa import Engine
+from syncagent.ssa.fights import FightDetector, FightPolicy
+
+Caches = list[Cache[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    """What the two controllers need from the command line (``syncagent run``)."""
+
+    namespaces: tuple[str, ...] = ()  # empty: every namespace
+    concurrency: int = 4
+    resync_period: float = 600.0
+    discovery_backend: str = "kubernetes"
+    fights: FightPolicy | None = None
+
+
+def setup(
+    manager: Manager,
+    client: Any,
+    settings: ControllerSettings,
+    *,
+    programs: Registry = PROGRAMS,
+) -> Reconcilers:
+    """Watches, caches, the DGD and DCD controllers and the handlers that connect them."""
+    manager.watches = WatchSet(
+        client,
+        metrics=manager.metrics,
+        optional=manager.options.group_versions,
+        on_not_found=manager.discovery.request_refresh,
+        watch_timeout=manager.options.watch_timeout,
+    )
+    store = CacheStore()
+    namespaces: list[str | None] = list(settings.namespaces) or [None]
+
+    def watch(kind: kinds.Kind, **selectors: Any) -> Caches:
+        caches = []
+        for ns in namespaces:
+            target = WatchTarget(kind.group, kind.version, kind.plural, namespace=ns, **selectors)
+            cache = manager.watches.add(target)
+            store.add(kind.kind, cache)
+            caches.append(cache)
+        return caches
+
+    caches = {
+        w: watch(w.kind, label_selector=w.label_selector, field_selector=w.field_selector)
+        for w in programs.common
+    }
+    reconcilers = _reconcilers(manager, client, store, settings, programs)
+    backoff = Backoff(base=1.0, cap=300.0)
+    queues = [
+        manager.add_controller(
+            name,
+            reconcile,
+            concurrency=settings.concurrency,
+            resync_period=settings.resync_period,
+            keys=_keys_of(caches[watched]),
+            backoff=backoff,
+            requeue_on_capability_change=True,
+        )
+        for name, reconcile, watched in (
+            ("dgd", reconcilers.reconcile_graph, reg.GRAPHS),
+            ("dcd", reconcilers.reconcile_component, reg.COMPONENTS),
+        )
+    ]
+    for program in programs.programs:
+        program.connect(watch, store, queues[0].add)
+    _connect(queues[0], queues[1], caches)
+    return reconcilers
+
+
+def _reconcilers(
+    manager: Manager,
+    client: Any,
+    store: CacheStore,
+    settings: ControllerSettings,
+    programs: Registry,
+) -> Reconcilers:
+    return Reconcilers(
+        engine=Engine(client),
+        store=store,
+        recorder=manager.events,
+        capabilities=lambda: manager.capabilities,  # type: ignore[arg-type,return-value]
+        metrics=manager.metrics,
+        discovery_backend=settings.discovery_backend,
+        fights=Fights(
+            FightDetector(settings.fights), recorder=manager.events, metrics=manager.metrics
+        ),
+        programs=programs,
+    )
+
+
+def _keys_of(caches: Caches) -> Callable[[], list[str]]:
+    # Cache iterates over objects, not keys.
+    return lambda: [k for c in caches for k in c.keys()]  # noqa: SIM118
+
+
+def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> None:
+    """Which changes of the common watches re-queue which keys."""
+    graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
+    component_owner = controller_owner_key(kinds.DCD.kind, api_group=kinds.DCD.group)
+    plan: list[tuple[Watched, WorkQueue, Any]] = [
+        (reg.GRAPHS, dgd, self_key),
+        (reg.COMPONENTS, dcd, self_key),
+        (reg.COMPONENTS, dgd, graph_owner),
+        (reg.DEPLOYMENTS, dcd, component_owner),
+        (reg.COMPONENT_LWS, dcd, component_owner),
+        (reg.SERVICES, dcd, component_owner),
+        (reg.SERVICES, dgd, graph_owner),
+        (reg.MODEL_SERVICES, dcd, owner_keys(kinds.DCD.kind, api_group=kinds.DCD.group)),
+        (reg.MODEL_SERVICES, dgd, owner_keys(kinds.DGD.kind, api_group=kinds.DGD.group)),
+        (reg.IDENTITY_SAS, dgd, graph_owner),
+        (reg.IDENTITY_ROLES, dgd, graph_owner),
+        (reg.IDENTITY_BINDINGS, dgd, graph_owner),
+        (reg.IDENTITY_SAS, dcd, component_owner),
+        (reg.IDENTITY_ROLES, dcd, component_owner),
+        (reg.IDENTITY_BINDINGS, dcd, component_owner),
+        (reg.WAIT_LEADER, dgd, graph_owner),
+        (reg.WAIT_LEADER, dcd, component_owner),
+    ]
+    for watched, queue, key_func in plan:
+        for cache in caches[watched]:
+            cache.add_handler(enqueue(queue.add, key_func))
+    components, graphs = caches[reg.COMPONENTS], caches[reg.GRAPHS]
+    for watched in (reg.PULL_SECRET_WATCH, reg.POD_SERVICE_ACCOUNTS):
+        for cache in caches[watched]:
+            cache.add_handler(_namespace_handler(dcd, components))
+    for cache in caches[reg.CHECKPOINTS]:
+        cache.add_handler(_namespace_handler(dgd, graphs))
+        cache.add_handler(_namespace_handler(dcd, components))
+
+
+def _namespace_handler(queue: WorkQueue, caches: Caches) -> Callable[[Any], None]:
+    """Re-queue every key of ``caches`` in the namespace of the changed object."""
+
+    def handle(change: Any) -> None:
+        for cache in caches:
+            for key in cache.keys():  # noqa: SIM118 - a Cache iterates over objects
+                if split_key(key)[0] == change.namespace:
+                    queue.add(key)
+
+    return handle

@@ -1,0 +1,5 @@
+"""The Component pathway (spec/routing.md)."""
+
+from syncagent.programs.component.program import ComponentProgram
+
+__all__ = ["ComponentProgram"]

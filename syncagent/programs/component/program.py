@@ -1,0 +1,59 @@
+"""The Component program's declaration (spec/routing.md §2-3): one DynamoComponentDeployment per
+component. It takes every graph no other program claims, and leaves the DS or Grove pathway
+(the migration step) once its DCDs serve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from syncagent.kube import kinds
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.routing import Pathway
+from syncagent.programs.view import Store
+from syncagent.render import Environment, Rendered, render_graph
+
+if TYPE_CHECKING:
+    from syncagent.programs.base import ProgramResult
+    from syncagent.programs.context import GraphContext
+
+
+class ComponentProgram:
+    """The fallback pathway. Its DCDs and their workloads are watched by the reconcilers (the
+    DCD reconciler runs for standalone DCDs too), so it adds no watches of its own."""
+
+    name = "component"
+    pathway = Pathway.COMPONENT
+    capability = None
+    owns = (kinds.DCD,)
+    watches: tuple[Watched, ...] = ()
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        return False
+
+    def claim(self, route: Route) -> Claim:
+        return Claim(True)
+
+    def cannot_render(self, route: Route) -> str:
+        return ""
+
+    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+        return None
+
+    def render(
+        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+    ) -> list[Rendered]:
+        return render_graph(graph, env=env, lws=caps.lws)
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        return None
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        # Imported here: declaring the program (render, --help) needs none of its reconcile.
+        from syncagent.programs.component import migration
+        from syncagent.programs.component.reconcile import ComponentReconcile
+
+        result = await ComponentReconcile().reconcile(ctx)
+        return await migration.finish(ctx, result)

@@ -1,0 +1,5 @@
+"""The DisaggregatedSet pathway (spec/disaggregatedset.md)."""
+
+from syncagent.programs.disaggregatedset.program import DisaggregatedSetProgram
+
+__all__ = ["DisaggregatedSetProgram"]

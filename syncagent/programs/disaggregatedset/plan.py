@@ -1,0 +1,179 @@
+"""What one DisaggregatedSet reconcile works with, gathered before any write
+(spec/disaggregatedset.md §4-5): the selected roles, the live DS and DCDs, checkpoints, the
+restart plan and the environment; and small readers of those live objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.kube.objects import Body
+from syncagent.programs import ds_readiness, migration, readiness
+from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
+from syncagent.programs.context import GraphContext
+from syncagent.programs.restart import RestartPlan
+from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
+from syncagent.programs.view import Obj, environment
+from syncagent.render import Environment, GraphLive, Rendered
+from syncagent.render import labels as L
+from syncagent.render.disaggregatedset import (
+    API_VERSION,
+    TEMPLATE_HASH,
+    ds_name,
+    role_names,
+    selected_components,
+)
+from syncagent.render.model import build
+from syncagent.ssa import owner_of
+
+DS = "DisaggregatedSet"
+DCD = "DynamoComponentDeployment"
+
+
+def components_of(graph: Obj) -> list[dict[str, Any]]:
+    return list((graph.get("spec") or {}).get("components") or [])
+
+
+@dataclass
+class Plan:
+    """What one reconcile works with, gathered before any write."""
+
+    selected: list[Mapping[str, Any]]
+    roles: dict[str, str]
+    live_dcds: list[Obj]
+    ds: Obj | None
+    checkpoints: Checkpoints
+    env: Environment
+    graph_live: GraphLive
+    restart: dict[str, Any] | None
+    gated: bool
+    dcds: list[Rendered] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)
+
+    @property
+    def selected_names(self) -> list[str]:
+        return [str(c["name"]) for c in self.selected]
+
+
+def prepare(ctx: GraphContext) -> Plan:
+    components = components_of(ctx.graph)
+    selected = selected_components(components)
+    name = ds_name(ctx.name)
+    ds = ctx.store.get(DS, ctx.namespace, name)
+    graph_ref = owner_of(ctx.graph)
+    if ds is not None:
+        ctx.writer.check_may_control(stub(name, ctx.namespace), ds, graph_ref)
+    roles = role_names(selected)
+    live_dcds = migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+    checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
+    selected_names = [str(c["name"]) for c in selected]
+    restart = _restart(ctx, components, selected, roles, ds=ds, live_dcds=live_dcds)
+    env = environment(
+        ctx.store,
+        ctx.namespace,
+        discovery_backend=ctx.discovery_backend,
+        checkpoints=checkpoints.ready,
+    )
+    restart_at = {**dcd_restart_values(live_dcds), **restart_values_from_ds(ds, roles)}
+    backend = {
+        spec_name(d): str((d.get("spec") or {}).get("backendFramework"))
+        for d in live_dcds
+        if (d.get("spec") or {}).get("backendFramework")
+    }
+    graph_live = GraphLive(backend=backend, restart_at=restart_at, restarting=restart.annotate)
+    return Plan(
+        selected=selected,
+        roles=roles,
+        live_dcds=live_dcds,
+        ds=ds,
+        checkpoints=checkpoints,
+        env=env,
+        graph_live=graph_live,
+        restart=restart.status,
+        gated=checkpoints.gated(selected_names),
+    )
+
+
+def _restart(
+    ctx: GraphContext,
+    components: list[dict[str, Any]],
+    selected: list[Mapping[str, Any]],
+    roles: dict[str, str],
+    *,
+    ds: Obj | None,
+    live_dcds: list[Obj],
+) -> RestartPlan:
+    """The restart plan (restart.md): a selected component is done when the live DS is ready,
+    any other when its DCD is."""
+    selected_names = [str(c["name"]) for c in selected]
+    f_live = live_f(ds)
+    children = ds_readiness.children_of(
+        ctx.store.list("LeaderWorkerSet", ctx.namespace), uid_of(ds)
+    )
+    by_dcd = {spec_name(d): d for d in live_dcds}
+    role_list = [
+        ds_readiness.SelectedRole(str(c["name"]), roles[str(c["name"])], replicas(c))
+        for c in selected
+    ]
+
+    def done(component: str) -> bool:
+        if component in selected_names:
+            state = ds_readiness.ds_readiness(ds, children, roles=role_list, f_hash=f_live)
+            return state.ready
+        return readiness.dcd_done(by_dcd.get(component))
+
+    return plan_ds_restart(
+        (ctx.graph.get("spec") or {}).get("restart"),
+        ctx.previous.get("restart"),
+        [str(c["name"]) for c in components],
+        selected=selected_names,
+        done=done,
+    )
+
+
+def replicas(component: Mapping[str, Any]) -> int:
+    value = component.get("replicas")
+    return 1 if value is None else int(value)
+
+
+def uid_of(obj: Obj | None) -> str:
+    return Body(obj).meta.uid
+
+
+def name_of(obj: Obj | None) -> str:
+    return Body(obj).meta.name
+
+
+def spec_name(dcd: Obj) -> str:
+    view = Body(dcd)
+    return str(view.spec.get("name") or view.meta.name)
+
+
+def stub(name: str, namespace: str) -> Rendered:
+    return build(
+        manager=ds_manager.MANAGER.name,
+        api_version=API_VERSION,
+        kind=DS,
+        name=name,
+        namespace=namespace,
+    )
+
+
+def live_f(ds: Obj | None) -> str:
+    for role in ((ds or {}).get("spec") or {}).get("roles") or ():
+        value = ((role.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH)
+        if value:
+            return str(value)
+    return ""
+
+
+def dcd_restart_values(dcds: list[Obj]) -> dict[str, str]:
+    out = {}
+    for dcd in dcds:
+        template = (dcd.get("spec") or {}).get("podTemplate") or {}
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        if L.RESTART_AT in annotations:
+            out[spec_name(dcd)] = str(annotations[L.RESTART_AT])
+    return out

@@ -1,0 +1,73 @@
+"""The DisaggregatedSet program's declaration (spec/disaggregatedset.md, routing.md §2).
+
+Opt-in (``nvidia.com/enable-disaggregatedset: "true"``); one DS holds every eligible multinode
+worker component as a role, every other component stays a DynamoComponentDeployment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from syncagent.kube import kinds
+from syncagent.programs import routing
+from syncagent.programs.capabilities import DISAGGREGATED_SET, Capabilities
+from syncagent.programs.pathway_watches import ds_child_key
+from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.routing import Pathway
+from syncagent.programs.view import Store
+from syncagent.render import Environment, Rendered
+from syncagent.render.disaggregatedset import render_ds_graph, selected_components
+from syncagent.runtime.cache import controller_owner_key, enqueue
+
+if TYPE_CHECKING:
+    from syncagent.programs.base import ProgramResult
+    from syncagent.programs.context import GraphContext
+
+
+class DisaggregatedSetProgram:
+    """Takes a graph that asks for it and is eligible; otherwise the next program does."""
+
+    name = "disaggregatedset"
+    pathway = Pathway.DISAGGREGATED_SET
+    capability = DISAGGREGATED_SET
+    owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
+    # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
+    watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        return (annotations.get(routing.ENABLE_DS) or "").lower() == "true"
+
+    def claim(self, route: Route) -> Claim:
+        if not self.wants(route.annotations):
+            return Claim(False)
+        reason = routing.ds_ineligibility(route.components, route.caps)
+        return Claim(not reason, wanted=True, reason=reason)
+
+    def cannot_render(self, route: Route) -> str:
+        return routing.ds_ineligibility(route.components, route.caps)
+
+    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+        """The non-selected components (validation rule V16 applies only to those)."""
+        selected = {str(c["name"]) for c in selected_components(components)}
+        return [str(c["name"]) for c in components if str(c["name"]) not in selected]
+
+    def render(
+        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+    ) -> list[Rendered]:
+        return render_ds_graph(graph, env=env)
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        """DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS
+        (name and UID verified) -> that DS's DGD (disaggregatedset.md §6.3)."""
+        graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
+        for cache in watch(kinds.DISAGGREGATED_SET):
+            cache.add_handler(enqueue(add, graph_owner))
+        for cache in watch(kinds.LEADER_WORKER_SET):
+            cache.add_handler(enqueue(add, ds_child_key(store)))
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        # Imported here: declaring the program (render, --help) needs none of its reconcile.
+        from syncagent.programs.disaggregatedset.reconcile import DsReconcile
+
+        return await DsReconcile().reconcile(ctx)

@@ -1,0 +1,167 @@
+"""Services of a DisaggregatedSet graph, the cutover from the selected DCDs and the cleanup of
+what other pathways left (spec/disaggregatedset.md §5-6, routing.md §3)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+from syncagent.kube import kinds
+from syncagent.programs import migration, service_cutover
+from syncagent.programs.context import GraphContext
+from syncagent.programs.disaggregatedset.plan import (
+    Plan,
+    components_of,
+    name_of,
+    spec_name,
+    uid_of,
+)
+from syncagent.programs.routing import Pathway
+from syncagent.programs.view import Obj, being_deleted
+from syncagent.render import (
+    Rendered,
+    component_service,
+    graph_owner,
+    leader_worker_set,
+    model_service,
+    render_component,
+    source_of,
+)
+from syncagent.render.disaggregatedset import ds_name, pending_selector, service_selector
+from syncagent.render.naming import component_service_name, model_service_name
+from syncagent.render.services import wants_component_service
+from syncagent.ssa import owner_of
+
+PATHWAY = Pathway.DISAGGREGATED_SET
+
+
+async def services(
+    ctx: GraphContext,
+    plan: Plan,
+    revisions: Mapping[str, str | None],
+    *,
+    switch: bool,
+) -> bool:
+    """Services of selected components and their models; whether all are the graph's."""
+    graph = owner_of(ctx.graph)
+    our_dcds = {uid_of(d) for d in plan.live_dcds}
+    selected_dcds = {uid_of(d) for d in plan.live_dcds if spec_name(d) in plan.selected_names}
+    owned = True
+    models: dict[str, Rendered] = {}
+    for dcd in plan.dcds:
+        component = dcd.body["spec"]["name"]
+        if component not in plan.selected_names:
+            continue
+        source = source_of(dcd, graph=ctx.name)
+        if wants_component_service(source, plan.env):
+            rendered = component_service(
+                source,
+                workload=leader_worker_set(source, env=plan.env),
+                owner=graph_owner(ctx.graph),
+            )
+            role = plan.roles[component]
+            target = service_selector(ds_name(ctx.name), role, revisions.get(role))
+            svc = await service_cutover.ensure_component_service(
+                ctx.writer,
+                ctx.store,
+                rendered,
+                graph=graph,
+                target=target,
+                switch=switch,
+                our_dcds=our_dcds,
+                hold=functools.partial(pending_selector, target=target),
+            )
+            owned = owned and service_cutover.graph_controls(svc, graph)
+        if source.model and source.model not in models:
+            models[source.model] = model_service(
+                source.model, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            )
+    for rendered in models.values():
+        await service_cutover.ensure_model_service(
+            ctx.writer, ctx.store, rendered, graph=graph, take_from=selected_dcds
+        )
+    return owned
+
+
+async def hand_back(ctx: GraphContext, plan: Plan, latest: Mapping[str, Obj | None]) -> None:
+    """Services of non-selected components the graph controls (left by Grove) go to
+    their DCDs at once; each DCD keeps the selector until its workload is ready."""
+    graph = owner_of(ctx.graph)
+    for dcd in plan.dcds:
+        live_dcd = latest.get(dcd.name)
+        if live_dcd is None or dcd.body["spec"]["name"] in plan.selected_names:
+            continue
+        source = source_of(dcd, graph=ctx.name)
+        if not wants_component_service(source, plan.env):
+            continue
+        name = component_service_name(dcd.name)
+        svc = ctx.store.get("Service", ctx.namespace, name)
+        if svc is None or being_deleted(svc) or not service_cutover.graph_controls(svc, graph):
+            continue
+        ref = owner_of(live_dcd)
+        rendered = render_component(source, env=plan.env, lws=True, uid=ref.uid).service
+        if rendered is not None:
+            await service_cutover.hand_over(ctx.writer, rendered, svc, new=ref, old=graph)
+
+
+async def cutover(ctx: GraphContext, plan: Plan) -> None:
+    for dcd in plan.live_dcds:
+        if spec_name(dcd) in plan.selected_names:
+            await migration.delete_stale(ctx.writer, ctx.store, dcd, pathway=PATHWAY)
+            plan.deleted.add(name_of(dcd))
+
+
+async def cleanup(
+    ctx: GraphContext,
+    plan: Plan,
+    latest: Mapping[str, Obj | None],
+    *,
+    successful: bool,
+) -> list[str]:
+    """Delete removed components now; other pathways' objects once ``successful``."""
+    keep = set(latest)
+    remaining: list[Obj] = []
+    for dcd in migration.stale_own(ctx, kinds.DCD, keep=keep):
+        component = spec_name(dcd)
+        if name_of(dcd) in plan.deleted:
+            continue
+        if component in plan.selected_names:
+            remaining.append(dcd)  # the cutover deletes it once the DS is ready
+        elif component not in {str(c["name"]) for c in components_of(ctx.graph)} or successful:
+            await migration.delete_stale(ctx.writer, ctx.store, dcd, pathway=PATHWAY)
+        else:
+            remaining.append(dcd)
+    others = migration.other_pathways(ctx, PATHWAY) + migration.stale_own(
+        ctx, kinds.DISAGGREGATED_SET, keep={ds_name(ctx.name)}
+    )
+    if not successful:
+        return migration.describe(remaining + others)
+    for obj in others:
+        await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
+    await service_cutover.delete_stale_services(
+        ctx.writer,
+        ctx.store,
+        namespace=ctx.namespace,
+        graph=owner_of(ctx.graph),
+        keep=wanted_services(ctx, plan),
+        keep_models=wanted_models(plan),
+    )
+    return migration.describe([d for d in remaining if not being_deleted(d)])
+
+
+def wanted_services(ctx: GraphContext, plan: Plan) -> set[str]:
+    out = set()
+    for dcd in plan.dcds:
+        source = source_of(dcd, graph=ctx.name)
+        if wants_component_service(source, plan.env):
+            out.add(component_service_name(dcd.name))
+    return out
+
+
+def wanted_models(plan: Plan) -> set[str]:
+    return {
+        model_service_name(source.model)
+        for dcd in plan.dcds
+        if dcd.body["spec"]["name"] in plan.selected_names
+        and (source := source_of(dcd, graph=None)).model
+    }

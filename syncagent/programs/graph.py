@@ -1,0 +1,104 @@
+"""One DGD reconcile without its side effects on the graph: route, validate, run the program.
+
+The agent's DGD reconciler (``syncagent.controller``) and ``syncagent plan`` share this: the
+reconciler then persists the status once and emits the events; plan reports what the program
+would write. Nothing here writes the graph.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import ValidationError
+
+from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.kube.objects import Body
+from syncagent.programs import routing, status
+from syncagent.programs.base import ProgramResult
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.program import Route
+from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.view import Obj, Store, controlled_by
+from syncagent.programs.writes import Writer
+
+log = logging.getLogger(__name__)
+
+
+def graph_context(
+    graph: Obj,
+    caps: Capabilities,
+    *,
+    store: Store,
+    writer: Writer,
+    discovery_backend: str,
+    programs: Registry = PROGRAMS,
+) -> GraphContext:
+    """The routed context of one reconcile of ``graph`` (as read at its start)."""
+    meta = Body(graph).meta
+    annotations = meta.annotations
+    components = list((graph.get("spec") or {}).get("components") or [])
+    recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
+    if recorded is None:
+        uid, ns = meta.uid, meta.namespace
+        owned = [
+            kind
+            for kind in programs.owned_kinds()
+            if any(controlled_by(o, uid) for o in store.list(kind.kind, ns))
+        ]
+        recorded = programs.recorded_from_children(annotations, owned)
+    selection = programs.select(Route(annotations, components, caps, recorded))
+    model, problems = parse(graph)
+    return GraphContext(
+        graph=graph,
+        caps=caps,
+        selection=selection,
+        recorded=recorded,
+        store=store,
+        writer=writer,
+        discovery_backend=discovery_backend,
+        programs=programs,
+        model=model,
+        problems=problems,
+    )
+
+
+def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
+    """The graph as the typed model, parsed once per reconcile, or why it does not parse."""
+    try:
+        return DynamoGraphDeployment.model_validate(graph), ()
+    except ValidationError as err:
+        return None, tuple(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
+        )
+
+
+async def run_graph(ctx: GraphContext) -> ProgramResult:
+    """Validate the graph, then run the program it is routed to (a failed validation runs none)."""
+    problems = _validate(ctx)
+    if problems:
+        for problem in problems:
+            log.warning(
+                f"{ctx.ref}: {problem}",
+                extra={"object": ctx.ref, "field": problem.split(":")[0]},
+            )
+        message = "; ".join(problems)
+        result = status.failed(status.VALIDATION_FAILED, message)
+        previous = ctx.previous.get("components")
+        return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
+    return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+
+
+def _validate(ctx: GraphContext) -> list[str]:
+    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
+    model, problems = (ctx.model, ctx.problems)
+    if model is None and not problems:  # a context built by hand (tests): parse it now
+        model, problems = parse(ctx.graph)
+    if model is None:
+        return list(problems)
+    program = ctx.programs.by_pathway(ctx.selection.pathway)
+    dcd_components = program.dcd_components(
+        list((ctx.graph.get("spec") or {}).get("components") or [])
+    )
+    problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
+    return [str(p) for p in problems]

@@ -1,0 +1,79 @@
+"""The Grove program's declaration (spec/grove.md, routing.md §2): one PodCliqueSet per graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from syncagent.kube import kinds
+from syncagent.programs.capabilities import GROVE as GROVE_CAPABILITY
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.pathway_watches import namespace_graphs
+from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.routing import ENABLE_GROVE, Pathway
+from syncagent.programs.view import Store
+from syncagent.render import Environment, Rendered
+from syncagent.render.grove import render_grove_graph
+from syncagent.runtime.cache import controller_owner_key, enqueue
+
+if TYPE_CHECKING:
+    from syncagent.programs.base import ProgramResult
+    from syncagent.programs.context import GraphContext
+
+
+class GroveProgram:
+    """The default pathway wherever Grove is served."""
+
+    name = "grove"
+    pathway = Pathway.GROVE
+    capability = GROVE_CAPABILITY
+    owns = (kinds.POD_CLIQUE_SET,)
+    watches = (
+        Watched(kinds.POD_CLIQUE_SET, write=True),
+        Watched(kinds.POD_CLIQUE),
+        Watched(kinds.POD_CLIQUE_SCALING_GROUP),
+    )
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        return (annotations.get(ENABLE_GROVE) or "").lower() == "true"
+
+    def claim(self, route: Route) -> Claim:
+        """Grove unless opted out, or the routed-graph exception holds it back (routing.md §2):
+        a graph recorded on another pathway stays there until its grove annotation changes."""
+        value = route.annotations.get(ENABLE_GROVE)
+        allowed = route.caps.grove and (value or "").lower() != "false"
+        recorded = route.recorded
+        held = (
+            allowed
+            and recorded is not None
+            and recorded.pathway != self.pathway
+            and value == recorded.grove_annotation
+        )
+        return Claim(allowed and not held, held_back=held)
+
+    def cannot_render(self, route: Route) -> str:
+        return ""
+
+    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+        return []
+
+    def render(
+        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+    ) -> list[Rendered]:
+        return render_grove_graph(graph, env=env)
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        """PodCliqueSet -> its controlling DGD; PodClique and PodCliqueScalingGroup (owned by
+        the PCS) -> every DGD of their namespace (grove.md §2)."""
+        graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
+        for cache in watch(kinds.POD_CLIQUE_SET):
+            cache.add_handler(enqueue(add, graph_owner))
+        for kind in (kinds.POD_CLIQUE, kinds.POD_CLIQUE_SCALING_GROUP):
+            for cache in watch(kind):
+                cache.add_handler(namespace_graphs(store, add))
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        # Imported here: declaring the program (render, --help) needs none of its reconcile.
+        from syncagent.programs.grove.reconcile import GroveReconcile
+
+        return await GroveReconcile().reconcile(ctx)

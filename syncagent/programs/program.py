@@ -1,0 +1,106 @@
+"""What a program is (design.md §3): the seam every pathway plugs into.
+
+A program declares its pathway (the ``status.routing.pathway`` value), the capability it
+needs, the kinds it owns and watches, how it claims a graph (routing.md §2), how it renders
+offline and how it reconciles. Everything that used to name a pathway (routing precedence,
+recorded-pathway detection, stale cleanup on migration, discovery lists, watches,
+``render --program``, ``plan``'s store kinds, the chart's RBAC rules) is derived from the
+programs in :mod:`syncagent.programs.registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from syncagent.kube.kinds import Kind
+from syncagent.programs.capabilities import Capabilities
+
+if TYPE_CHECKING:
+    from syncagent.programs.base import ProgramResult
+    from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import RecordedRouting
+    from syncagent.programs.view import Store
+    from syncagent.render import Environment, Rendered
+    from syncagent.runtime.cache import Cache
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """A kind a program reads from the caches; ``write``: it also creates/patches/deletes it.
+
+    ``label_selector``/``field_selector`` narrow the agent's watch (None: every object).
+    """
+
+    kind: Kind
+    write: bool = False
+    label_selector: str | None = None
+    field_selector: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What routing looks at: the graph's annotations and components, the capabilities, and the
+    pathway recorded in its status (or derived from the children it controls)."""
+
+    annotations: Mapping[str, str]
+    components: Sequence[Mapping[str, Any]]
+    caps: Capabilities
+    recorded: RecordedRouting | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A program's answer to "do you take this graph?".
+
+    ``wanted``: the graph asked for it (an opt-in annotation). ``reason``: why a wanted program
+    cannot take it. ``held_back``: it would take it but the routed-graph exception keeps the
+    graph where it is (routing.md §2).
+    """
+
+    takes: bool
+    wanted: bool = False
+    reason: str = ""
+    held_back: bool = False
+
+
+# ``watch(kind, **selectors)`` adds one watch per namespace and returns its caches.
+WatchFn = Callable[..., "list[Cache[Any]]"]
+
+
+class Program(Protocol):
+    """One pathway. Programs are listed in :data:`syncagent.programs.registry.PROGRAMS` in
+    routing precedence order; the last one takes every graph nobody else claims."""
+
+    name: ClassVar[str]  # the ``render --program`` value
+    pathway: ClassVar[str]  # ``status.routing.pathway`` and the ``WorkloadPathway`` reason
+    capability: ClassVar[str | None]  # the capability that must be on (None: always)
+    # Kinds this program leaves controlled by the graph; the first is its own workload root.
+    # Another pathway deletes them as stale once it serves the graph (routing.md §3).
+    owns: ClassVar[tuple[Kind, ...]]
+    watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        """Whether the graph opted in to this program (cheap: annotations only)."""
+        ...
+
+    def claim(self, route: Route) -> Claim: ...
+
+    def cannot_render(self, route: Route) -> str:
+        """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""
+        ...
+
+    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+        """Components it renders as DynamoComponentDeployments (None: all)."""
+        ...
+
+    def render(
+        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+    ) -> list[Rendered]: ...
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult: ...
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        """Add this program's watches and which graph keys their changes re-queue."""
+        ...

@@ -1,0 +1,141 @@
+"""The programs, in routing precedence order, and everything derived from them.
+
+Adding a pathway = one program package plus one line in :data:`PROGRAMS` (plus its field
+manager and renderer). Routing, recorded-pathway detection, stale cleanup, discovery lists,
+watches, ``render --program``, ``plan``'s store kinds and the chart's RBAC rules read the
+registry; nothing else names a pathway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from syncagent.kube import kinds
+from syncagent.kube.kinds import Kind
+from syncagent.programs.component import ComponentProgram
+from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
+from syncagent.programs.grove import GroveProgram
+from syncagent.programs.program import Claim, Program, Route, Watched
+from syncagent.programs.routing import ENABLE_GROVE, RecordedRouting, Selection
+
+# What the graph and component reconcilers read whatever the pathway (their own objects, the
+# Services, discovery identity, wait-for-leader ConfigMaps, namespace facts, checkpoints).
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
+MODEL_HASH_LABEL = "nvidia.com/dynamo-base-model-hash"
+IDENTITY_SELECTOR = "app.kubernetes.io/managed-by=dynamo-operator"
+COMPONENT_POD_SELECTOR = "nvidia.com/dynamo-component-pod=true"
+# Our wait-for-leader ConfigMaps carry the graph (or standalone DCD) name (render/multinode).
+WAIT_LEADER_SELECTOR = "nvidia.com/dynamo-graph-deployment-name"
+PULL_SECRETS = "type=kubernetes.io/dockerconfigjson"
+
+GRAPHS = Watched(kinds.DGD)
+COMPONENTS = Watched(kinds.DCD, write=True)
+DEPLOYMENTS = Watched(kinds.DEPLOYMENT, write=True, label_selector=COMPONENT_LABEL)
+COMPONENT_LWS = Watched(kinds.LEADER_WORKER_SET, write=True, label_selector=COMPONENT_LABEL)
+SERVICES = Watched(kinds.SERVICE, write=True, label_selector=COMPONENT_LABEL)
+MODEL_SERVICES = Watched(kinds.SERVICE, write=True, label_selector=MODEL_HASH_LABEL)
+IDENTITY_SAS = Watched(kinds.SERVICE_ACCOUNT, write=True, label_selector=IDENTITY_SELECTOR)
+IDENTITY_ROLES = Watched(kinds.ROLE, write=True, label_selector=IDENTITY_SELECTOR)
+IDENTITY_BINDINGS = Watched(kinds.ROLE_BINDING, write=True, label_selector=IDENTITY_SELECTOR)
+WAIT_LEADER = Watched(kinds.CONFIG_MAP, write=True, label_selector=WAIT_LEADER_SELECTOR)
+PULL_SECRET_WATCH = Watched(kinds.SECRET, field_selector=PULL_SECRETS)
+POD_SERVICE_ACCOUNTS = Watched(kinds.SERVICE_ACCOUNT, label_selector=COMPONENT_POD_SELECTOR)
+CHECKPOINTS = Watched(kinds.CHECKPOINT)
+COMMON: tuple[Watched, ...] = (
+    GRAPHS,
+    COMPONENTS,
+    DEPLOYMENTS,
+    COMPONENT_LWS,
+    SERVICES,
+    MODEL_SERVICES,
+    IDENTITY_SAS,
+    IDENTITY_ROLES,
+    IDENTITY_BINDINGS,
+    WAIT_LEADER,
+    PULL_SECRET_WATCH,
+    POD_SERVICE_ACCOUNTS,
+    CHECKPOINTS,
+)
+# API groups/versions every cluster running the agent serves; the others are discovered.
+ALWAYS_SERVED = frozenset({"v1", "apps/v1", "rbac.authorization.k8s.io/v1", kinds.DGD.api_version})
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Programs in routing precedence order; the last takes every graph nobody claims."""
+
+    programs: tuple[Program, ...]
+    common: tuple[Watched, ...] = COMMON
+
+    # -- lookup -----------------------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.programs)
+
+    def by_name(self, name: str) -> Program:
+        return next(p for p in self.programs if p.name == name)
+
+    def by_pathway(self, pathway: str) -> Program:
+        return next(p for p in self.programs if p.pathway == pathway)
+
+    # -- routing (routing.md §2-3) ----------------------------------------------------------
+    def select(self, route: Route) -> Selection:
+        """The first program (in precedence order) that takes the graph."""
+        claims: dict[str, Claim] = {}
+        winner = self.programs[-1]
+        for program in self.programs:
+            claim = program.claim(route)
+            claims[program.pathway] = claim
+            if claim.takes:
+                winner = program
+                break
+        for program in self.programs[len(claims) :]:
+            claims[program.pathway] = Claim(False, wanted=program.wants(route.annotations))
+        return Selection(winner.pathway, claims)
+
+    def owned_kinds(self) -> tuple[Kind, ...]:
+        """Every workload kind some program leaves controlled by the graph, once each."""
+        return _unique(k for p in self.programs for k in p.owns)
+
+    def recorded_from_children(
+        self, annotations: Mapping[str, str], owned: Iterable[Kind]
+    ) -> RecordedRouting | None:
+        """Stand-in for a missing ``status.routing``: the one program whose own workload root
+        the graph controls and whose kinds cover everything it controls."""
+        present = set(owned)
+        fits = [p for p in self.programs if p.owns[0] in present and present <= set(p.owns)]
+        if len(fits) != 1:
+            return None
+        return RecordedRouting(fits[0].pathway, annotations.get(ENABLE_GROVE))
+
+    # -- what the agent reads and writes ----------------------------------------------------
+    def watched(self) -> tuple[Watched, ...]:
+        """Every watch: the reconcilers' common ones, then each program's."""
+        return self.common + tuple(w for p in self.programs for w in p.watches)
+
+    def store_kinds(self) -> tuple[Kind, ...]:
+        """Every kind the programs read from their caches (``plan`` lists these)."""
+        return _unique(w.kind for w in self.watched())
+
+    def group_versions(self) -> tuple[tuple[str, str], ...]:
+        """The optional group/versions discovery looks for (served or not)."""
+        out = _unique(k for k in self.store_kinds() if k.api_version not in ALWAYS_SERVED)
+        return tuple(dict.fromkeys((k.group, k.version) for k in out))
+
+    def rbac(self) -> dict[tuple[str, str], frozenset[str]]:
+        """The verbs the agent needs per (API group, resource), from the watches."""
+        read = frozenset({"get", "list", "watch"})
+        write = read | {"create", "patch", "update", "delete"}
+        out: dict[tuple[str, str], frozenset[str]] = {}
+        for w in self.watched():
+            key = (w.kind.group, w.kind.plural)
+            out[key] = out.get(key, frozenset()) | (write if w.write else read)
+        return out
+
+
+def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+PROGRAMS = Registry((GroveProgram(), DisaggregatedSetProgram(), ComponentProgram()))

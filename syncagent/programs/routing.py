@@ -1,0 +1,123 @@
+"""Routing vocabulary (spec/routing.md §2). Pure: no I/O.
+
+The precedence itself is the registry's (:mod:`syncagent.programs.registry`: each program
+claims the graph or not, in order); this module holds the recorded routing, the selection and
+the spec's texts of the routing conditions. Capabilities (§1) live in
+:mod:`syncagent.programs.capabilities`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncagent.api import is_multinode_component
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.program import Claim
+
+ENABLE_GROVE = "nvidia.com/enable-grove"
+ENABLE_DS = "nvidia.com/enable-disaggregatedset"
+
+
+class Pathway:
+    """The built-in programs' pathway names; each program declares its own (``.pathway``)."""
+
+    GROVE = "Grove"
+    DISAGGREGATED_SET = "DisaggregatedSet"
+    COMPONENT = "Component"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRouting:
+    """``status.routing``: the pathway and the raw grove annotation it was chosen under."""
+
+    pathway: str
+    grove_annotation: str | None = None
+
+    def to_status(self) -> dict[str, str]:
+        out = {"pathway": self.pathway}
+        if self.grove_annotation is not None:
+            out["groveAnnotation"] = self.grove_annotation
+        return out
+
+    @classmethod
+    def from_status(cls, routing: Mapping[str, Any] | None) -> RecordedRouting | None:
+        if not routing or not routing.get("pathway"):
+            return None
+        return cls(str(routing["pathway"]), routing.get("groveAnnotation"))
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The routing decision (the registry's ``select``) and every program's claim, which the
+    conditions need to report it."""
+
+    pathway: str
+    claims: Mapping[str, Claim] = field(default_factory=dict)
+
+    def claim(self, pathway: str) -> Claim:
+        return self.claims.get(pathway) or Claim(False)
+
+    def record(self, annotations: Mapping[str, str]) -> RecordedRouting:
+        return RecordedRouting(self.pathway, annotations.get(ENABLE_GROVE))
+
+
+def ds_eligible_condition(selection: Selection) -> tuple[str, str, str] | None:
+    """``(status, reason, message)`` of ``DisaggregatedSetEligible``; ``None`` = remove it."""
+    ds = selection.claim(Pathway.DISAGGREGATED_SET)
+    if not ds.wanted:
+        return None
+    if selection.pathway == Pathway.GROVE:
+        return (
+            "False",
+            "GroveSelected",
+            'Grove pathway takes precedence; set nvidia.com/enable-grove: "false" to use '
+            "DisaggregatedSet",
+        )
+    if selection.pathway == Pathway.DISAGGREGATED_SET:
+        return ("True", "Selected", "DisaggregatedSet pathway selected")
+    return ("False", "FallbackToComponentProgram", ds.reason)
+
+
+WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
+MAX_ROLES = 10
+
+
+def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Multinode worker-type components in spec order (disaggregatedset.md §1)."""
+    return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
+
+
+def ds_ineligibility(components: Sequence[Mapping[str, Any]], caps: Capabilities) -> str:
+    """The first reason the graph cannot use the DS pathway; ``""`` when it can."""
+    if not caps.disaggregated_set:
+        return "DisaggregatedSet API is not available"
+    candidates = ds_candidates(components)
+    for c in candidates:
+        if "scalingAdapter" in c:
+            return (
+                f'component "{c["name"]}" uses scalingAdapter, but DisaggregatedSet does not '
+                "support scale subresource integration"
+            )
+    if not candidates:
+        return "no eligible multinode worker roles found"
+    if len(candidates) > MAX_ROLES:
+        return f"DisaggregatedSet supports at most {MAX_ROLES} roles"
+    replicas = {c.get("replicas", 1) == 0 for c in candidates}
+    if len(replicas) > 1:
+        return (
+            "DisaggregatedSet requires replicas to be zero for all selected roles or positive "
+            "for all selected roles"
+        )
+    if len(candidates) < 2:
+        return "DisaggregatedSet requires at least two eligible multinode worker roles"
+    return ""
+
+
+def pathway_message(selection: Selection) -> str:
+    """``WorkloadPathway`` message when no stale object remains."""
+    text = f"workloads are served by the {selection.pathway} pathway"
+    if selection.claim(Pathway.GROVE).held_back:
+        text += '; Grove is available: set nvidia.com/enable-grove: "true" to move this graph to it'
+    return text

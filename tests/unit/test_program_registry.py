@@ -1,0 +1,141 @@
+"""Adding a program = one package plus one registry line (issue 12 item 1).
+
+A minimal test-only program plugs into a registry beside the built-in ones; routing,
+recorded-pathway detection, stale cleanup, discovery lists, watches, store kinds and RBAC verbs
+follow from its declaration alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
+from syncagent.programs import migration
+from syncagent.programs.base import ProgramResult
+from syncagent.programs.capabilities import offline
+from syncagent.programs.graph import graph_context
+from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.routing import Pathway
+from syncagent.programs.view import DictStore, Store
+from syncagent.render import Environment, Rendered
+
+TOY = Kind("toy.example.com/v1", "ToySet", "toysets")
+OPT_IN = "example.com/enable-toy"
+
+
+class ToyProgram:
+    """The whole package of a fourth pathway, as small as a program can be."""
+
+    name = "toy"
+    pathway = "Toy"
+    capability = None
+    owns = (TOY,)
+    watches = (Watched(TOY, write=True),)
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        return annotations.get(OPT_IN) == "true"
+
+    def claim(self, route: Route) -> Claim:
+        return Claim(self.wants(route.annotations), wanted=self.wants(route.annotations))
+
+    def cannot_render(self, route: Route) -> str:
+        return ""
+
+    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+        return []
+
+    def render(self, graph: Mapping[str, Any], *, env: Environment, caps: Any) -> list[Rendered]:
+        name = graph["metadata"]["name"]
+        return [Rendered("toy", TOY.api_version, TOY.kind, name, "ns", body={})]
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        for cache in watch(TOY):
+            cache.add_handler(add)
+
+    async def reconcile(self, ctx: Any) -> ProgramResult:
+        return ProgramResult(status={})
+
+
+# The one registry line.
+REGISTRY = Registry((ToyProgram(), *PROGRAMS.programs))
+CAPS = offline({})
+
+
+def graph(annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta = {"name": "g", "namespace": "ns", "uid": "u1", "annotations": annotations or {}}
+    return {"apiVersion": DGD.api_version, "kind": DGD.kind, "metadata": meta, "spec": {}}
+
+
+def child(kind: Kind, name: str, *, controller_uid: str = "u1") -> dict[str, Any]:
+    ref = {"apiVersion": DGD.api_version, "kind": DGD.kind, "name": "g", "uid": controller_uid}
+    meta = {"name": name, "namespace": "ns", "ownerReferences": [{**ref, "controller": True}]}
+    return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": meta}
+
+
+def route(annotations: dict[str, str]) -> Route:
+    return Route(annotations, [], CAPS)
+
+
+def test_routing_precedence_follows_the_registry_order() -> None:
+    assert REGISTRY.select(route({OPT_IN: "true"})).pathway == "Toy"
+    # without the opt-in the built-in precedence is untouched
+    assert REGISTRY.select(route({})).pathway == Pathway.GROVE
+    assert PROGRAMS.select(route({OPT_IN: "true"})).pathway == Pathway.GROVE
+
+
+def test_recorded_pathway_from_the_children_the_graph_controls() -> None:
+    assert REGISTRY.recorded_from_children({}, [TOY]).pathway == "Toy"  # type: ignore[union-attr]
+    assert REGISTRY.recorded_from_children({}, [TOY, POD_CLIQUE_SET]) is None
+    assert PROGRAMS.recorded_from_children({}, [TOY]) is None
+
+
+def test_stale_cleanup_of_other_pathways_includes_the_new_kind() -> None:
+    store = DictStore(
+        {
+            TOY.kind: [child(TOY, "t"), child(TOY, "foreign", controller_uid="u2")],
+            DCD.kind: [child(DCD, "d")],
+        }
+    )
+    ctx = graph_context(
+        graph(), CAPS, store=store, writer=None, discovery_backend="kubernetes", programs=REGISTRY
+    )  # type: ignore[arg-type]
+    names = [o["metadata"]["name"] for o in migration.other_pathways(ctx, Pathway.GROVE)]
+    assert names == ["t", "d"]
+    assert migration.other_pathways(ctx, "Toy") == [child(DCD, "d")]
+    # the graph controls a ToySet and a DCD: two families, no recorded pathway to derive
+    assert ctx.recorded is None
+
+
+def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None:
+    assert ("toy.example.com", "v1") in REGISTRY.group_versions()
+    assert ("toy.example.com", "v1") not in PROGRAMS.group_versions()
+    assert TOY in REGISTRY.store_kinds()
+    assert REGISTRY.rbac()["toy.example.com", "toysets"] >= {"get", "list", "watch", "patch"}
+    watched: list[Kind] = []
+
+    def watch(kind: Kind, **_selectors: Any) -> list[Any]:
+        watched.append(kind)
+        return []
+
+    for program in REGISTRY.programs:
+        program.connect(watch, DictStore(), lambda key: None)
+    assert watched[0] == TOY
+
+
+def test_render_program_names_and_offline_render() -> None:
+    assert REGISTRY.names[0] == "toy"
+    rendered = REGISTRY.by_name("toy").render(graph(), env=Environment(), caps=CAPS)
+    assert [r.kind for r in rendered] == [TOY.kind]
+
+
+def test_the_built_in_registry_discovers_what_routing_md_names() -> None:
+    # routing.md §1: Grove, LeaderWorkerSet and DisaggregatedSet are discovered, and the
+    # checkpoint API (v1alpha1) may be absent; core, apps, RBAC and our v1beta1 are assumed.
+    assert set(PROGRAMS.group_versions()) == {
+        ("grove.io", "v1alpha1"),
+        ("leaderworkerset.x-k8s.io", "v1"),
+        ("disaggregatedset.x-k8s.io", "v1"),
+        ("nvidia.com", "v1alpha1"),
+    }
