@@ -161,6 +161,14 @@ def register(subparsers: Any) -> None:
         help="how often candidates try to acquire or renew (default 2s)",
     )
     p.add_argument(
+        "--request-timeout",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="give up on an API request (and retry it when that is safe) after this long "
+        "without an answer; a watch gets this long for its first response (default 30s)",
+    )
+    p.add_argument(
         "--resync-period",
         type=duration,
         default=600.0,
@@ -213,7 +221,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UserError(str(err)) from None
     try:
-        client = make_client(kubeconfig=args.kubeconfig, context=args.context)
+        client = make_client(
+            kubeconfig=args.kubeconfig, context=args.context, timeout=args.request_timeout
+        )
     except ClientConfigError as err:
         raise UserError(str(err)) from None
     lease = None
