@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,11 +148,11 @@ class Killer:
 
 def start_agent(kubeconfig: Any, ns: str, killer: Killer | None = None) -> Agent:
     on_start = None if killer is None else killer.attach
-    return Agent(kubeconfig, "--request-timeout", "10s", namespace=ns, on_start=on_start)
+    return Agent(kubeconfig, "--request-timeout", "5s", namespace=ns, on_start=on_start)
 
 
 @contextlib.contextmanager
-def fresh_namespace(kube: Kube) -> Any:
+def fresh_namespace(kube: Kube) -> Iterator[str]:
     ns = f"chaos-{uuid.uuid4().hex[:8]}"
     kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     try:
@@ -200,6 +200,12 @@ def _owned(stack: contextlib.ExitStack, agent: Agent) -> Agent:
     stack.callback(agent.log.unlink, missing_ok=True)
     stack.callback(agent.stop)
     return agent
+
+
+@contextlib.contextmanager
+def owned_agent(kubeconfig: Any, ns: str) -> Iterator[Agent]:
+    with contextlib.ExitStack() as stack:
+        yield _owned(stack, start_agent(kubeconfig, ns))
 
 
 def _reconciles(agent: Agent) -> float:
