@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.chaos.support.fleet import converge_fleet
 from tests.chaos.support.proxy import Faults
 
 GRAPHS = int(os.environ.get("SYNCAGENT_CHAOS_GRAPHS", "50"))
 
 
+@pytest.mark.timeout(3600)
 def test_fifty_graphs_converge_through_ten_percent_api_faults(control_plane, kube, figures):
     clean = converge_fleet(control_plane, kube, graphs=GRAPHS, faults=None)
     figures.add(f"R2 {clean.describe()}")

@@ -50,6 +50,8 @@ def _bad(outcome: Outcome | str) -> str | None:
     return None
 
 
+# Every wait inside has its own deadline; the full sweep (dozens of runs) outlasts the default.
+@pytest.mark.timeout(4 * 3600)
 @pytest.mark.parametrize("migration", [CUTOVER, FALLBACK], ids=["cutover", "fallback"])
 def test_killed_after_any_write_the_agent_finishes_without_a_serving_gap(
     control_plane, kube, figures, migration
