@@ -209,10 +209,18 @@ class Writer:
         self._record(kind, entry)
         return entry
 
-    async def delete(self, obj: Mapping[str, Any], *, event: bool = True) -> bool:
-        """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``."""
+    async def delete(
+        self, obj: Mapping[str, Any], *, event: bool = True, foreground: bool = False
+    ) -> bool:
+        """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``.
+        ``foreground``: the object stays, marked deleted, until garbage collection removed
+        everything it owns, including what a reconcile still working from a stale cache
+        creates for it meanwhile (docs/retries.md)."""
         meta = obj.get("metadata") or {}
-        gone = await self.engine.delete(obj, uid=str(meta.get("uid") or ""))
+        propagation = "Foreground" if foreground else "Background"
+        gone = await self.engine.delete(
+            obj, uid=str(meta.get("uid") or ""), propagation=propagation
+        )
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
         log.info(

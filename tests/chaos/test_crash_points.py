@@ -45,7 +45,7 @@ def _sweep(plane, kube, migration: Migration, points: list[int]) -> list[Outcome
 def _bad(outcome: Outcome | str) -> str | None:
     if isinstance(outcome, str):
         return outcome
-    if outcome.violations or outcome.resync_writes != 0:
+    if outcome.violations or outcome.resync_writes != 0 or outcome.strays:
         return f"{outcome.describe()}; first gaps: {outcome.violations[:2]}"
     return None
 
@@ -74,6 +74,7 @@ def test_killed_after_any_write_the_agent_finishes_without_a_serving_gap(
         f"R1 {migration.name}: {len(recorded.writes)} writes -> {len(points)} crash points run "
         f"({sum(o.killed for o in done)} reached), serving gaps {gaps}, "
         f"second-resync writes {sum(max(0, o.resync_writes) for o in done)}, "
+        f"creates for gone owners {sum(len(o.strays) for o in done)}, "
         f"failed runs {sum(isinstance(o, str) for o in outcomes)}"
     )
     failures = [b for b in map(_bad, outcomes) if b]

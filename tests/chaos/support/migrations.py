@@ -25,7 +25,17 @@ from tests.chaos.support.proxy import ApiProxy, Write
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
 from tests.support.agent import Agent, running_agent
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
-from tests.support.kube import DCD, DGD, DS, Kube, condition, controller, names
+from tests.support.kube import (
+    DCD,
+    DGD,
+    DS,
+    PATHS,
+    ApiFailure,
+    Kube,
+    condition,
+    controller,
+    names,
+)
 from tests.support.polling import eventually
 
 G = "vllm-disagg"
@@ -111,6 +121,8 @@ class Outcome:
     violations: list[str] = field(default_factory=list)
     endpoint_events: int = 0
     resync_writes: int = -1
+    resync_detail: list[Write] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def describe(self) -> str:
@@ -119,7 +131,10 @@ class Outcome:
             where += " (not reached)"
         return (
             f"{where}: {len(self.writes)} writes, {len(self.violations)} serving gaps, "
-            f"second resync {self.resync_writes} writes, {self.seconds:.0f}s"
+            f"{len(self.strays)} creates for gone owners{' ' + str(self.strays) if self.strays else ''}, "
+            f"second resync {self.resync_writes} writes"
+            f"{' ' + '; '.join(map(str, self.resync_detail)) if self.resync_detail else ''}, "
+            f"{self.seconds:.0f}s"
         )
 
 
@@ -193,7 +208,9 @@ def _migrate(plane: Any, kube: Kube, ns: str, migration: Migration, outcome: Out
                 agent = _owned(agents, start_agent(proxy.kubeconfig, ns))
         eventually(lambda: migration.done(kube, ns), deadline=DEADLINE, what=f"{what}: done")
         outcome.writes = list(proxy.writes)
-        outcome.resync_writes = _second_resync_writes(kube, ns, agent, proxy)
+        outcome.resync_detail = _second_resync_writes(kube, ns, agent, proxy)
+        outcome.resync_writes = len(outcome.resync_detail)
+        outcome.strays = stray_creates(kube, ns, outcome.writes)
 
 
 def _owned(stack: contextlib.ExitStack, agent: Agent) -> Agent:
@@ -220,11 +237,34 @@ def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:
     eventually(lambda: _reconciles(agent) > before, deadline=DEADLINE, what="a resync")
 
 
-def _second_resync_writes(kube: Kube, ns: str, agent: Agent, proxy: ApiProxy) -> int:
+def _second_resync_writes(kube: Kube, ns: str, agent: Agent, proxy: ApiProxy) -> list[Write]:
     _resync(kube, ns, agent, 1)
     before = len(proxy.writes)
     _resync(kube, ns, agent, 2)
-    return len(proxy.writes) - before
+    return proxy.writes[before:]
+
+
+def stray_creates(kube: Kube, ns: str, writes: list[Write]) -> list[str]:
+    """Objects the agent created (201) that are gone although it never deleted them, or whose
+    owner is gone: created for an owner that was already deleted (garbage collection's work)."""
+    strays = []
+    for i, write in enumerate(writes):
+        if write.status != 201 or write.method != "PATCH":
+            continue
+        if any(w.method == "DELETE" and w.path == write.path for w in writes[i + 1 :]):
+            continue
+        try:
+            obj = kube.request("GET", write.path)
+        except ApiFailure as err:
+            if err.code != 404:
+                raise
+            strays.append(f"{write.path} (removed by someone else)")
+            continue
+        for ref in obj["metadata"].get("ownerReferences") or ():
+            owner = kube.get(ref["kind"], ns, ref["name"]) if ref["kind"] in PATHS else {}
+            if owner is None or owner["metadata"]["uid"] != ref["uid"]:
+                strays.append(f"{write.path} (owner {ref['kind']} {ref['name']} gone)")
+    return strays
 
 
 def crash_points(recorded: int) -> list[int]:
