@@ -268,10 +268,13 @@ def stray_creates(kube: Kube, ns: str, writes: list[Write]) -> list[str]:
 
 
 def crash_points(recorded: int) -> list[int]:
-    """Every write of the recorded run, or ``$SYNCAGENT_CHAOS_CRASH_POINTS`` of them spread
-    evenly from the first to the last (CI's bounded subset); ``all`` or unset: every one."""
-    wanted = os.environ.get("SYNCAGENT_CHAOS_CRASH_POINTS", "all")
+    """Which writes of the recorded run to crash after, from ``$SYNCAGENT_CHAOS_CRASH_POINTS``:
+    ``all`` (or unset) every one; ``N`` that many, spread evenly from the first to the last
+    (CI's bounded subset); ``at:K,L`` exactly those (to reproduce one)."""
+    wanted = os.environ.get("SYNCAGENT_CHAOS_CRASH_POINTS", "all").strip()
     every = list(range(1, recorded + 1))
+    if wanted.startswith("at:"):
+        return [int(k) for k in wanted[3:].split(",") if k.strip()]
     if wanted == "all" or int(wanted) >= recorded:
         return every
     n = max(1, int(wanted))
