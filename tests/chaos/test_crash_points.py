@@ -2,9 +2,10 @@
 and a DS->DCD fallback, on the real DisaggregatedSet/LWS controller (Grove is not served).
 
 The write sequence is not written down here: a first run records it through the proxy, and the
-crash points are derived from it, so the sweep follows any change of the sequence. CI runs an
-evenly spread subset (``SYNCAGENT_CHAOS_CRASH_POINTS``); the full sweep is
-``SYNCAGENT_CHAOS_CRASH_POINTS=all python3 -m pytest tests/chaos -k crash``.
+crash points are derived from it, so the sweep follows any change of the sequence. By default
+(CI) three points per migration run, spread from the first write to the last; the full sweep is
+``SYNCAGENT_CHAOS_CRASH_POINTS=all python3 -m pytest tests/chaos -k crash``, and
+``SYNCAGENT_CHAOS_CRASH_POINTS=at:2,6`` reruns chosen points.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """R7 watch breaks: graphs change while every watch connection of the agent is cut at random
-intervals and a fraction of its watches is answered with the 410 Expired ERROR event the API
-server sends once etcd compacted the requested resourceVersion away. The agent must resume or
+intervals, a fraction of its watches is answered with the 410 Expired ERROR event the API
+server sends once etcd compacted the requested resourceVersion away (the event's shape is held
+against the real server in tests/cluster/test_runtime_watch_cluster.py), and etcd is compacted. The agent must resume or
 relist and miss nothing: at the end ``syncagent plan`` (the agent's renderers and server dry
 runs against every live object) finds no change for any graph, and the objects are exactly the
 rendered ones. Changes come through two watches: the graphs (spec edits) and their Deployments
@@ -73,6 +74,7 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
             f"R7 {GRAPHS} graphs x {ROUNDS} rounds of changes ({GRAPHS * ROUNDS} graph edits, "
             f"{GRAPHS * len(SCALE_ROUNDS)} Deployment scalings by another writer) in "
             f"{seconds:.0f}s: {cutter.cuts} watch connections cut in {cutter.rounds} rounds, "
+            f"etcd compacted {cutter.compactions} times, "
             f"{proxy.stats.faults['gone']} watches answered 410 Expired, {relists:.0f} relists; "
             f"plan exit {result.exit_code}, {len(result.changed)} missed changes, "
             f"{inventory.summary()}"

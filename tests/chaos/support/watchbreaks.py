@@ -4,6 +4,7 @@ live objects) must find nothing to change for any graph."""
 
 from __future__ import annotations
 
+import base64
 import random
 import subprocess
 import sys
@@ -11,17 +12,42 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import orjson
 import yaml
 
 from tests.chaos.support.proxy import ApiProxy
 
 
-class WatchCutter:
-    """Cuts every open watch of ``proxy`` at random intervals (``low`` to ``high`` seconds)."""
+def compact_etcd(etcd_url: str) -> int:
+    """Compact etcd's history up to now (what the API server does every 5 minutes); watches
+    the API server must serve from etcd below that revision then get 410 Gone."""
+    key = base64.b64encode(b"/registry").decode()
+    with httpx2.Client(base_url=etcd_url, timeout=10) as http:
+        resp = http.post("/v3/kv/range", json={"key": key, "limit": 1})
+        resp.raise_for_status()
+        revision = int(resp.json()["header"]["revision"])
+        resp = http.post("/v3/kv/compaction", json={"revision": revision, "physical": True})
+        resp.raise_for_status()
+    return revision
 
-    def __init__(self, proxy: ApiProxy, *, low: float = 0.5, high: float = 4.0, seed: int = 7):
+
+class WatchCutter:
+    """Cuts every open watch of ``proxy`` at random intervals (``low`` to ``high`` seconds),
+    and compacts etcd every ``compact_every`` rounds."""
+
+    def __init__(
+        self,
+        proxy: ApiProxy,
+        *,
+        low: float = 0.5,
+        high: float = 4.0,
+        seed: int = 7,
+        compact_every: int = 3,
+    ) -> None:
         self.proxy = proxy
+        self.compact_every = compact_every
+        self.compactions = 0
         self.low, self.high = low, high
         self.rng = random.Random(seed)
         self.cuts = 0  # connections cut
@@ -41,6 +67,9 @@ class WatchCutter:
         while not self._stop.wait(self.rng.uniform(self.low, self.high)):
             self.cuts += self.proxy.cut_watches()
             self.rounds += 1
+            if self.rounds % self.compact_every == 0:
+                compact_etcd(self.proxy.plane.etcd_url)
+                self.compactions += 1
 
 
 @dataclass
