@@ -9,24 +9,10 @@ endpoint. Every test prints its figures (``-s`` not needed: they go to the termi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from syncagent.devcluster.simcluster import SimulatedCluster
 from tests.chaos.support.figures import Figures
-from tests.support.sim import started_sim_cluster
-
-
-@pytest.fixture(scope="session")
-def sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
-    with started_sim_cluster(pytestconfig) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
-    return sim_cluster
+from tests.support.sim import control_plane, sim_cluster  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="session")

@@ -8,20 +8,4 @@ subprocess (``tests/support/agent.py``), as in the cluster tier.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
-from syncagent.devcluster.simcluster import SimulatedCluster
-from tests.support.sim import started_sim_cluster
-
-
-@pytest.fixture(scope="session")
-def sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
-    with started_sim_cluster(pytestconfig) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
-    return sim_cluster
+from tests.support.sim import control_plane, sim_cluster  # noqa: F401 (fixtures)

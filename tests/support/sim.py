@@ -14,6 +14,18 @@ from syncagent.devcluster.simcluster import SimulatedCluster
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
+@pytest.fixture(scope="session")
+def sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
+    """One simulated cluster per session (a tier's conftest imports this fixture)."""
+    with started_sim_cluster(pytestconfig) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
+    return sim_cluster
+
+
 @contextlib.contextmanager
 def started_sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
     crds = sorted((REPO / "crds").glob("*.yaml"))

@@ -10,15 +10,13 @@ from __future__ import annotations
 import httpx2
 import pytest
 from lightkube import AsyncClient
-from lightkube.config.kubeconfig import SingleConfig
-from lightkube.config.models import Cluster, Context, User
 from lightkube.resources.core_v1 import ConfigMap
 
 from syncagent.runtime.client import http_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
+from tests.unit.support.clientconfig import BASE, offline_config
 
-BASE = "https://api.test"
 PATH = "/api/v1/namespaces/ns/configmaps"
 
 
@@ -166,12 +164,7 @@ async def test_a_watch_is_retried_before_its_stream_starts():
 @pytest.mark.anyio
 async def test_the_lightkube_client_retries_through_the_installed_transport():
     """What the agent runs: lightkube's AsyncClient with the retries installed by make_client."""
-    config = SingleConfig(
-        context_name="t",
-        context=Context(cluster="t", user="u"),
-        cluster=Cluster(server=BASE),
-        user=User(),
-    )
+    config = offline_config()
     client = AsyncClient(config, namespace="ns")
     http = http_client(client)
     metrics = Metrics()

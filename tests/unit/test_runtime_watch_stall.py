@@ -10,14 +10,11 @@ import httpx2
 import orjson
 import pytest
 from lightkube import AsyncClient
-from lightkube.config.kubeconfig import SingleConfig
-from lightkube.config.models import Cluster, Context, User
 
 from syncagent.runtime.client import http_client
 from syncagent.runtime.watch import Informer, WatchTarget
 from tests.support.polling import eventually_async
-
-BASE = "https://api.test"
+from tests.unit.support.clientconfig import offline_config
 
 
 def config_map(name: str, rv: str) -> dict:
@@ -51,12 +48,7 @@ class Server:
 
 @pytest.mark.anyio
 async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout():
-    config = SingleConfig(
-        context_name="t",
-        context=Context(cluster="t", user="u"),
-        cluster=Cluster(server=BASE),
-        user=User(),
-    )
+    config = offline_config()
     client = AsyncClient(config, namespace="ns", timeout=httpx2.Timeout(0.5))
     server = Server()
     http_client(client)._transport = httpx2.MockTransport(server.handle)

@@ -35,6 +35,7 @@ import orjson
 
 from syncagent.devcluster.controlplane import ControlPlane
 from tests.support.agent import kubeconfig_via
+from tests.support.faults import hard_close
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
@@ -374,12 +375,3 @@ def send_gone(conn: socket.socket) -> None:
         },
     }
     send_body(conn, 200, orjson.dumps(event) + b"\n")
-
-
-def hard_close(s: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    with contextlib.suppress(OSError):
-        s.shutdown(socket.SHUT_RDWR)
-    with contextlib.suppress(OSError):
-        s.close()
