@@ -130,11 +130,12 @@ def namespace(kubeconfig: KubeConfig) -> Iterator[str]:
 _PLANES = pytest.StashKey[ControlPlanes]()
 # The markers that decide which binaries a run builds: ``cluster`` for the cluster tier, ``helm``
 # for the chart tier and every ``test_helm*`` file, ``e2e`` (the simulated cluster) for the e2e
-# tier: the control plane's binaries plus kwok and the LWS manager.
+# and chaos tiers: the control plane's binaries plus kwok and the LWS manager.
 BUILDERS = {
     "cluster": lambda: ensure_binaries().kube_apiserver.parent,
     "helm": ensure_helm,
     "e2e": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
+    "chaos": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
 }
 
 
@@ -145,6 +146,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.cluster)
         if tier == "e2e":
             item.add_marker(pytest.mark.e2e)
+        if tier == "chaos":
+            item.add_marker(pytest.mark.chaos)
         if tier == "chart" or Path(str(item.path)).name.startswith("test_helm"):
             item.add_marker(pytest.mark.helm)
 

@@ -44,7 +44,9 @@ def serve(settings: AgentSettings) -> int:
     try:
         capabilities = capability_overrides(settings.capability)
         client = make_client(
-            kubeconfig=settings.connection.kubeconfig, context=settings.connection.context
+            kubeconfig=settings.connection.kubeconfig,
+            context=settings.connection.context,
+            timeout=settings.connection.request_timeout,
         )
         options = ManagerOptions(
             metrics_address=settings.http.metrics,

@@ -52,6 +52,14 @@ class Connection:
     context: str | None = flag(
         "--context", metavar="NAME", help="kubeconfig context (default: the current one)"
     )
+    request_timeout: float = flag(
+        "--request-timeout",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="give up on an API request (and retry it when that is safe) after this long "
+        "without an answer; a watch gets this long for its first response (default 30s)",
+    )
 
 
 @dataclass(frozen=True)

@@ -61,12 +61,14 @@ async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) 
         return
     meta = Body(obj).meta
     kind = str(obj.get("kind"))
+    # The DCD first, marked deleted: its own reconcile then stops, and whatever a reconcile
+    # that read it just before creates for it goes with it (docs/retries.md).
+    gone = await writer.delete(obj, event=False, foreground=kind == DCD)
     if kind == DCD:
         for workload_kind in WORKLOAD_KINDS:
             for child in store.list(workload_kind, meta.namespace):
                 if controlled_by(child, meta.uid) and not being_deleted(child):
                     await writer.delete(child, event=False)
-    gone = await writer.delete(obj, event=False)
     if gone:
         writer.events.append(
             QueuedEvent(

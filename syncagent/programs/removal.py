@@ -47,8 +47,9 @@ async def delete_component(writer: Writer, store: Store, dcd: Mapping[str, Any])
     """
     meta = Body(dcd).meta
     uid, namespace = meta.uid, meta.namespace
+    # The DCD first, marked deleted (foreground): see migration.delete_stale.
+    await writer.delete(dcd, foreground=True)
     for kind in WORKLOAD_KINDS:
         for obj in store.list(kind, namespace):
             if controlled_by(obj, uid) and not being_deleted(obj):
                 await writer.delete(obj, event=False)
-    await writer.delete(dcd)

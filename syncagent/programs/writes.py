@@ -20,7 +20,7 @@ from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
-from syncagent.render import Rendered
+from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
     ABSENT,
@@ -75,6 +75,8 @@ class Writer:
     graph: Mapping[str, Any] | None = None  # the object fights are reported on
     # When the earliest backoff of a yielded field ends: reconcile again then to reclaim it.
     requeue_after: float | None = None
+    # Owners read from the server this reconcile and found alive (by UID).
+    _live_owners: set[str] = field(default_factory=set)
 
     def check_may_control(
         self, rendered: Rendered, live: Mapping[str, Any] | None, owner: OwnerRef
@@ -97,6 +99,8 @@ class Writer:
         engine then reads the object).
         """
         self.check_may_control(rendered, live, owner)
+        if live is None:
+            await self.confirm_owner(owner, rendered)
         live = await self.take_over(live, manager=rendered.manager)
         try:
             options = ApplyOptions(
@@ -130,6 +134,31 @@ class Writer:
                 write_event(content.action, rendered.kind, rendered.name, on=self.on)
             )
         return content
+
+    async def confirm_owner(self, owner: OwnerRef, rendered: Rendered) -> None:
+        """Before a create, read the owner from the server: a reconcile works from watch caches,
+        which still hold an owner for a moment after it was deleted (by this agent, a user, or
+        garbage collection), and an object created for it then would run a workload nobody
+        owns until garbage collection catches up. One GET per owner and reconcile, on creates
+        only: a converged reconcile creates nothing and reads nothing here."""
+        if self.engine.dry_run or owner.uid in (*self._live_owners, "", PLACEHOLDER_UID):
+            return  # a plan writes nothing; a placeholder owner does not exist yet
+        found = await self.engine.read(
+            {
+                "apiVersion": owner.api_version,
+                "kind": owner.kind,
+                "metadata": {"name": owner.name, "namespace": rendered.namespace},
+            }
+        )
+        meta = (found or {}).get("metadata") or {}
+        if meta.get("uid") != owner.uid or meta.get("deletionTimestamp"):
+            self._count(rendered.kind, "error")
+            raise SsaError(
+                f"{rendered.kind}/{rendered.namespace}/{rendered.name}",
+                f"not created: its owner {owner.kind}/{rendered.namespace}/{owner.name} "
+                f"(uid {owner.uid}) is gone or being deleted; nothing to do",
+            )
+        self._live_owners.add(owner.uid)
 
     async def take_over(
         self, live: Mapping[str, Any] | None, *, manager: str
@@ -184,10 +213,16 @@ class Writer:
         self._record(kind, entry)
         return entry
 
-    async def delete(self, obj: Mapping[str, Any], *, event: bool = True) -> bool:
-        """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``."""
+    async def delete(
+        self, obj: Mapping[str, Any], *, event: bool = True, foreground: bool = False
+    ) -> bool:
+        """Delete ``obj`` (a live object) if it still has its UID; queue ``Delete<Kind>``.
+        ``foreground``: the object stays, marked deleted, until garbage collection removed
+        everything it owns, including what a reconcile still working from a stale cache
+        creates for it meanwhile (docs/retries.md)."""
         meta = Body(obj).meta
-        gone = await self.engine.delete(obj, uid=meta.uid)
+        propagation = "Foreground" if foreground else "Background"
+        gone = await self.engine.delete(obj, uid=meta.uid, propagation=propagation)
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
         subject = f"{kind}/{meta.namespace}/{meta.name}"

@@ -18,6 +18,7 @@ from lightkube import AsyncClient, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ApiError, ConfigError
 
 from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.retry import RetryPolicy, install
 
 USER_AGENT = "syncagent"
 
@@ -51,13 +52,17 @@ def make_client(
     namespace: str | None = None,
     timeout: float = 30.0,
     metrics: Metrics | None = None,
+    retry: RetryPolicy | None = None,
 ) -> AsyncClient:
-    """A lightkube ``AsyncClient``; every request it sends is counted in ``metrics``."""
+    """A lightkube ``AsyncClient``; every request it sends is counted in ``metrics``, and
+    transient failures are retried per request (``syncagent.runtime.retry``)."""
     config = load_config(kubeconfig=kubeconfig, context=context)
     client = AsyncClient(config, namespace=namespace, timeout=httpx2.Timeout(timeout))
     http = http_client(client)
     http.headers["User-Agent"] = USER_AGENT
-    instrument(client, metrics=metrics or default_metrics())
+    metrics = metrics or default_metrics()
+    install(http, policy=retry, metrics=metrics)
+    instrument(client, metrics=metrics)
     return client
 
 

@@ -290,6 +290,12 @@ class Metrics:
             "Kubernetes API requests by verb, resource, dry run and HTTP status code.",
             ("verb", "resource", "dry_run", "code"),
         )
+        self.api_retries = r.counter(
+            "syncagent_api_retries_total",
+            "API requests sent again after a transient failure, by verb and reason "
+            "(HTTP status code, connect, reset, timeout).",
+            ("verb", "reason"),
+        )
         self.watch_relists = r.counter(
             "syncagent_watch_relists_total",
             "Full relists of a watched resource (start, 410 Gone).",

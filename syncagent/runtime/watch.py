@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from collections.abc import Callable, Mapping
@@ -94,6 +95,12 @@ def selector(value: str | Mapping[str, str] | None) -> str | None:
     if value is None or isinstance(value, str):
         return value or None
     return ",".join(f"{k}={v}" for k, v in sorted(value.items())) or None
+
+
+def first_response_timeout(http: httpx2.AsyncClient) -> float:
+    """How long a watch waits for its response headers: the client's request timeout."""
+    timeout = http.timeout
+    return max(t for t in (timeout.connect, timeout.read, 1.0) if t is not None)
 
 
 class Gone(Exception):
@@ -262,7 +269,14 @@ class Informer(Generic[T]):
         http = http_client(self.client)
         started = anyio.current_time()
         received = 0
-        async with http.stream("GET", self.target.path, params=params, timeout=timeout) as resp:
+        async with contextlib.AsyncExitStack() as stack:
+            # The long read timeout is for the stream; its first response gets no more than
+            # any other request, or a server that never answers would stall this watch (and
+            # every change it should deliver) for the whole watch timeout.
+            with anyio.fail_after(first_response_timeout(http)):
+                resp = await stack.enter_async_context(
+                    http.stream("GET", self.target.path, params=params, timeout=timeout)
+                )
             if resp.status_code == 410:
                 raise Gone()
             if not resp.is_success:

@@ -8,33 +8,4 @@ subprocess (``tests/support/agent.py``), as in the cluster tier.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from syncagent.devcluster.simcluster import SimulatedCluster
-
-REPO = Path(__file__).resolve().parent.parent.parent
-
-
-@pytest.fixture(scope="session")
-def sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
-    crds = sorted((REPO / "crds").glob("*.yaml"))
-    # $SYNCAGENT_E2E_WORKDIR keeps the cluster's logs (every component's) after the run.
-    kept = os.environ.get("SYNCAGENT_E2E_WORKDIR")
-    cluster = SimulatedCluster(extra_crds=crds, workdir=Path(kept) if kept else None)
-    cluster.start()
-    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"simulated cluster up: {cluster.describe()}")
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
-    return sim_cluster
+from tests.support.sim import control_plane, sim_cluster  # noqa: F401 (fixtures)

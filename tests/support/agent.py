@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +91,10 @@ class Agent:
         *args: str,
         namespace: str | None = None,
         leader_elect: bool = False,
+        on_start: Callable[[Agent], None] | None = None,
     ) -> None:
+        """``on_start`` runs once the process exists, before the agent serves /metrics (a
+        fault proxy that kills the agent may need it that early)."""
         self.log = Path(tempfile.mkstemp(prefix="agent-", suffix=".log")[1])
         cmd = [
             sys.executable,
@@ -120,6 +123,8 @@ class Agent:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
             preexec_fn=die_with_parent,  # an interrupted run leaves no agent behind
         )
+        if on_start is not None:
+            on_start(self)
         self.port = eventually(self._port, deadline=30, what="the agent to serve /metrics")
 
     def _port(self) -> int | None:

@@ -33,12 +33,12 @@ class FaultProxy:
             except OSError:
                 return
             if not self._up.is_set():
-                _hard_close(conn)
+                hard_close(conn)
                 continue
             try:
                 upstream = socket.create_connection(self.upstream, timeout=5)
             except OSError:
-                _hard_close(conn)
+                hard_close(conn)
                 continue
             with self._lock:
                 self._sockets |= {conn, upstream}
@@ -67,7 +67,7 @@ class FaultProxy:
             sockets = list(self._sockets)
             self._sockets.clear()
         for s in sockets:
-            _hard_close(s)
+            hard_close(s)
 
     def restore(self) -> None:
         self._up.set()
@@ -78,7 +78,7 @@ class FaultProxy:
         self._listener.close()
 
 
-def _hard_close(s: socket.socket) -> None:
+def hard_close(s: socket.socket) -> None:
     # shutdown() wakes a pump thread blocked in recv(); close() alone would not, and the
     # connection would stay open. Linger 0 then makes close() send a reset.
     with contextlib.suppress(OSError):

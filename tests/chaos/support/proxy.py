@@ -1,0 +1,377 @@
+"""An HTTP-level fault proxy between the agent and the real API server (no tests here).
+
+:class:`ApiProxy` terminates TLS with the control plane's own serving certificate (its SANs
+name 127.0.0.1, and the agent's kubeconfig already trusts its CA), reads each HTTP/1.1 request,
+and forwards it to the API server on a connection of its own under the admin identity the
+agent's kubeconfig carries anyway. Between the two it can:
+
+- answer a fraction of requests badly (:class:`Faults`): 429 with ``Retry-After``, 500, a
+  connection reset (before the server saw the request, or after it acted, losing the answer),
+  or a stall that outlasts the client's timeout; watches included (a watch reset is cut
+  mid-stream);
+- record every write (:attr:`writes`) and call ``on_write`` once the server has answered a
+  write but before the agent sees the answer (the crash-point sweep kills the agent there);
+- cut every open watch stream (:meth:`cut_watches`) and answer watches with the
+  ``410 Expired`` ERROR event the API server sends after an etcd compaction
+  (:attr:`Faults.gone`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import ssl
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import orjson
+
+from syncagent.devcluster.controlplane import ControlPlane
+from tests.support.agent import kubeconfig_via
+from tests.support.faults import hard_close
+
+HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
+)
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Side effects that are not the agent's state: Events, and Leases (leader election).
+NOT_STATE = frozenset({"events", "leases"})
+REASONS = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}
+FAULT_KINDS = ("429", "500", "reset", "timeout")
+
+
+@dataclass
+class Faults:
+    """What fraction of requests fail, and how. ``rate`` is split evenly over ``kinds``;
+    ``gone`` is the fraction of watches answered with a 410 Expired ERROR event."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    gone: float = 0.0
+    stall: float = 8.0  # a "timeout" holds the request this long (beyond the client's timeout)
+    retry_after: int = 1
+    seed: int = 18
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    target: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.target).path
+
+    @property
+    def params(self) -> dict[str, list[str]]:
+        return parse_qs(urlsplit(self.target).query)
+
+    @property
+    def is_watch(self) -> bool:
+        return self.method == "GET" and self.params.get("watch", [""])[0] in ("true", "1")
+
+    @property
+    def is_write(self) -> bool:
+        """A real (not dry-run) write of the agent's state."""
+        return (
+            self.method in WRITE_METHODS
+            and "dryRun" not in self.params
+            and resource_of(self.path) not in NOT_STATE
+        )
+
+
+@dataclass(frozen=True)
+class Write:
+    method: str
+    path: str
+    status: int
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} -> {self.status}"
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+
+
+def resource_of(path: str) -> str:
+    parts = [p for p in path.split("/") if p]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    if len(rest) >= 2 and rest[0] == "namespaces":
+        rest = rest[2:]
+    return rest[0] if rest else ""
+
+
+class ApiProxy:
+    """Start as a context manager; :attr:`kubeconfig` points a client at the proxy."""
+
+    def __init__(
+        self,
+        plane: ControlPlane,
+        *,
+        faults: Faults | None = None,
+        on_write: Callable[[int, Write], None] | None = None,
+    ) -> None:
+        assert plane.pki is not None
+        self.plane = plane
+        self.faults = faults or Faults()
+        self.on_write = on_write
+        self.writes: list[Write] = []
+        self.stats = Stats()
+        self._rng = random.Random(self.faults.seed)
+        self._lock = threading.Lock()
+        self._watches: set[socket.socket] = set()
+        self._conns: set[socket.socket] = set()
+        self._closed = threading.Event()
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(str(plane.pki.serving_cert), str(plane.pki.serving_key))
+        tls.set_alpn_protocols(["http/1.1"])
+        self._tls = tls
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.kubeconfig: Path = kubeconfig_via(plane.kubeconfig, f"https://127.0.0.1:{self.port}")
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self) -> ApiProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            hard_close(conn)
+        self._thread.join(timeout=10)
+        self.kubeconfig.unlink(missing_ok=True)
+
+    # -- what a test does -----------------------------------------------------------------
+
+    def cut_watches(self) -> int:
+        """Reset every open watch connection; returns how many were cut."""
+        with self._lock:
+            watches = list(self._watches)
+            self._watches.clear()
+        for conn in watches:
+            hard_close(conn)
+        return len(watches)
+
+    def open_watches(self) -> int:
+        with self._lock:
+            return len(self._watches)
+
+    # -- serving --------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                raw, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw: socket.socket) -> None:
+        try:
+            conn = self._tls.wrap_socket(raw, server_side=True)
+        except (OSError, ssl.SSLError):
+            hard_close(raw)
+            return
+        with self._lock:
+            self._conns.add(conn)
+        upstream = self.plane._http(timeout=30.0)
+        try:
+            reader = conn.makefile("rb")
+            while not self._closed.is_set():
+                request = read_request(reader)
+                if request is None or not self._handle(conn, request, upstream):
+                    break
+        except (OSError, ssl.SSLError, httpx2.HTTPError, ValueError):
+            pass
+        finally:
+            upstream.close()
+            self._forget(conn)
+            hard_close(conn)
+
+    def _forget(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._conns.discard(conn)
+            self._watches.discard(conn)
+
+    def _pick_fault(self, request: Request) -> str | None:
+        with self._lock:
+            self.stats.requests += 1
+            if request.is_watch and self._rng.random() < self.faults.gone:
+                fault = "gone"
+            elif self.faults.kinds and self._rng.random() < self.faults.rate:
+                fault = self._rng.choice(self.faults.kinds)
+            else:
+                return None
+            self.stats.faults[fault] += 1
+            return fault
+
+    def _handle(self, conn: socket.socket, request: Request, upstream: httpx2.Client) -> bool:
+        """Answer one request; False when the connection must close."""
+        fault = self._pick_fault(request)
+        if fault in ("429", "500"):
+            send_status(conn, int(fault), retry_after=self.faults.retry_after)
+            return True
+        if fault == "gone":
+            send_gone(conn)
+            return True
+        if fault == "timeout":
+            # Say nothing until the client gives up (or the stall ends), then drop the line.
+            self._closed.wait(self.faults.stall)
+            return False
+        if fault == "reset" and (request.is_watch or self._rng.random() < 0.5):
+            if request.is_watch:
+                with self._lock:
+                    cut_after = self._rng.uniform(0, 5)
+                return self._relay(conn, request, upstream, cut_after=cut_after)
+            return False  # before the server saw it
+        return self._relay(conn, request, upstream, drop_answer=fault == "reset")
+
+    def _relay(
+        self,
+        conn: socket.socket,
+        request: Request,
+        upstream: httpx2.Client,
+        *,
+        drop_answer: bool = False,
+        cut_after: float | None = None,
+    ) -> bool:
+        headers = [(k, v) for k, v in request.headers if k.lower() not in HOP_BY_HOP]
+        timeout = httpx2.Timeout(30.0, read=None) if request.is_watch else httpx2.Timeout(60.0)
+        upstream_request = upstream.build_request(
+            request.method, request.target, headers=headers, content=request.body, timeout=timeout
+        )
+        response = upstream.send(upstream_request, stream=True)
+        timer: threading.Timer | None = None
+        try:
+            if request.is_write:
+                self._record(request, response.status_code)
+            if drop_answer:
+                return False  # the server acted; the answer is lost with the connection
+            if request.is_watch:
+                with self._lock:
+                    self._watches.add(conn)
+                if cut_after is not None:
+                    timer = threading.Timer(cut_after, hard_close, args=(conn,))
+                    timer.start()
+            send_head(conn, response)
+            for chunk in response.iter_raw():
+                if chunk:
+                    conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            conn.sendall(b"0\r\n\r\n")
+            return True
+        finally:
+            if timer is not None:
+                timer.cancel()
+            response.close()
+            with self._lock:
+                self._watches.discard(conn)
+
+    def _record(self, request: Request, status: int) -> None:
+        with self._lock:
+            write = Write(request.method, request.path, status)
+            self.writes.append(write)
+            index = len(self.writes)
+        if self.on_write is not None:
+            self.on_write(index, write)
+
+
+# -- HTTP/1.1 on a socket ------------------------------------------------------------------
+
+
+def read_request(reader: BinaryIO) -> Request | None:
+    line = reader.readline(65536)
+    if not line:
+        return None
+    method, target, _ = line.decode("latin-1").split(" ", 2)
+    headers: list[tuple[str, str]] = []
+    while True:
+        line = reader.readline(65536)
+        if line in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = line.decode("latin-1").partition(":")
+        headers.append((name.strip(), value.strip()))
+    lower = {k.lower(): v for k, v in headers}
+    if lower.get("transfer-encoding", "").lower() == "chunked":
+        body = read_chunked(reader)
+    else:
+        body = reader.read(int(lower.get("content-length", "0") or 0))
+    return Request(method, target, headers, body)
+
+
+def read_chunked(reader: BinaryIO) -> bytes:
+    parts = []
+    while True:
+        size = int(reader.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            reader.readline()
+            return b"".join(parts)
+        parts.append(reader.read(size))
+        reader.readline()
+
+
+def send_head(conn: socket.socket, response: httpx2.Response) -> None:
+    lines = [f"HTTP/1.1 {response.status_code} {response.reason_phrase}"]
+    lines += [f"{k}: {v}" for k, v in response.headers.items() if k.lower() not in HOP_BY_HOP]
+    lines.append("Transfer-Encoding: chunked")
+    conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+
+def send_body(conn: socket.socket, status: int, body: bytes, *extra: str) -> None:
+    head = [
+        f"HTTP/1.1 {status} {REASONS.get(status, '')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        *extra,
+    ]
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+
+def send_status(conn: socket.socket, code: int, *, retry_after: int) -> None:
+    reason = "TooManyRequests" if code == 429 else "InternalError"
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": f"injected by the chaos proxy ({code})",
+        "reason": reason,
+        "code": code,
+    }
+    extra = (f"Retry-After: {retry_after}",) if code == 429 else ()
+    send_body(conn, code, orjson.dumps(status), *extra)
+
+
+def send_gone(conn: socket.socket) -> None:
+    """What the API server streams to a watch whose resourceVersion etcd compacted away."""
+    event = {
+        "type": "ERROR",
+        "object": {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "too old resource version: 1 (2)",
+            "reason": "Expired",
+            "code": 410,
+        },
+    }
+    send_body(conn, 200, orjson.dumps(event) + b"\n")

@@ -1,0 +1,42 @@
+"""The simulated full cluster of the e2e and chaos tiers, one per session (no tests here)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from syncagent.devcluster.simcluster import SimulatedCluster
+
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+@pytest.fixture(scope="session")
+def sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
+    """One simulated cluster per session (a tier's conftest imports this fixture)."""
+    with started_sim_cluster(pytestconfig) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
+    return sim_cluster
+
+
+@contextlib.contextmanager
+def started_sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
+    crds = sorted((REPO / "crds").glob("*.yaml"))
+    # $SYNCAGENT_E2E_WORKDIR keeps the cluster's logs (every component's) after the run.
+    kept = os.environ.get("SYNCAGENT_E2E_WORKDIR")
+    cluster = SimulatedCluster(extra_crds=crds, workdir=Path(kept) if kept else None)
+    cluster.start()
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"simulated cluster up: {cluster.describe()}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
