@@ -25,11 +25,8 @@ def run(args: argparse.Namespace) -> int:
     async def work(client: AsyncClient) -> list[managers.ObjectReport]:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
-            engine = PlanEngine(client)
-            try:
-                store = await read_store(engine, namespace)
-            finally:
-                engine.release()
+            # A dry-run engine: reading the store never writes, nothing to release afterwards.
+            store = await read_store(PlanEngine(client), namespace)
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]
