@@ -258,3 +258,60 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
             )
         assert recorder.violations == []
         assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1
+
+
+def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane, kube, namespace):
+    """Issue 14 item 1: the hand-back must not depend on the old DS still existing (deleted by
+    hand while the agent was down, then the graph falls back to the Component program)."""
+    kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+    graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
+    assert controller(kube.get("Service", namespace, f"{G}-decode"))["uid"] == graph_uid
+
+    def add_adapter(g: dict) -> None:
+        for c in g["spec"]["components"]:
+            if c["name"] == "prefill":
+                c["scalingAdapter"] = {}
+
+    kube.edit_graph(namespace, G, add_adapter)
+    kube.delete(DS, namespace, G)
+    eventually(lambda: kube.get(DS, namespace, G) is None, deadline=DEADLINE, what="the DS gone")
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+
+        def handed_back() -> bool:
+            dcds = {
+                c: (kube.get(DCD, namespace, f"{G}-{c}") or {}).get("metadata", {}).get("uid")
+                for c in ("decode", "prefill")
+            }
+            return all(
+                dcds[c]
+                and controller(kube.get("Service", namespace, f"{G}-{c}")).get("uid") == dcds[c]
+                for c in dcds
+            ) and (ready_reason(kube, namespace, G) == "all_resources_are_ready")
+
+        eventually(
+            handed_back,
+            deadline=DEADLINE,
+            step=lambda: simulate_dcd_ready(kube, namespace),
+            what="the Services handed to the DCDs and the graph Ready",
+        )
+        eventually(
+            lambda: (
+                graph_uid
+                not in {
+                    r["uid"]
+                    for r in kube.get("Service", namespace, MODEL_SERVICE)["metadata"][
+                        "ownerReferences"
+                    ]
+                }
+            ),
+            deadline=DEADLINE,
+            what="the graph to leave the model Service",
+        )
