@@ -154,8 +154,9 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             what="Ready once the children are",
         )
         old_children = names(kube, LWS, namespace)
-        # a template change: new children appear; old ones must drain before Ready again
-        fake.ready = False
+        old_revisions = {_revision(kube, namespace, n) for n in old_children}
+        # A template change: the old revision keeps serving, the new one is not ready yet.
+        fake.ready_revisions = old_revisions
         kube.edit_graph(namespace, "rd", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
         eventually(
             lambda: len(names(kube, LWS, namespace)) == 4,
@@ -163,19 +164,31 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             step=_step(kube, namespace, fake),
             what="new-revision children",
         )
+        new_children = names(kube, LWS, namespace) - old_children
         eventually(
+            lambda: "replicas not ready" in _ready_message(kube, namespace, "rd"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="not ready while only the old revision serves",
+        )
+        assert all(_ready_replicas(kube, namespace, n) == 1 for n in old_children)
+        assert all(_ready_replicas(kube, namespace, n) == 0 for n in new_children)
+        assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
+        # The new revision is ready at full size, the old one has not drained: still not Ready.
+        fake.ready_revisions, fake.drain = None, False
+        message = eventually(
             lambda: (
-                "has not scaled to zero"
-                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
-                or "replicas not ready"
-                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
+                all(_ready_replicas(kube, namespace, n) == 1 for n in new_children)
+                and "replicas not ready" not in (m := _ready_message(kube, namespace, "rd"))
+                and m
             ),
             deadline=DEADLINE,
             step=_step(kube, namespace, fake),
-            what="not ready during the rollout",
+            what="new children ready, old ones not drained",
         )
-        assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
-        fake.ready = True
+        assert all(f'"{n}" has not scaled to zero' in message for n in old_children)
+        assert ready_reason(kube, namespace, "rd") != "all_resources_are_ready"
+        fake.drain = True
         eventually(
             lambda: (
                 ready_reason(kube, namespace, "rd") == "all_resources_are_ready"
@@ -185,6 +198,18 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             step=_step(kube, namespace, fake),
             what="Ready after the old revision drained",
         )
+
+
+def _ready_message(kube: Kube, ns: str, name: str) -> str:
+    return str(condition(kube.get(DGD, ns, name), "Ready").get("message", ""))
+
+
+def _ready_replicas(kube: Kube, ns: str, name: str) -> int:
+    return int(((kube.get(LWS, ns, name) or {}).get("status") or {}).get("readyReplicas") or 0)
+
+
+def _revision(kube: Kube, ns: str, name: str) -> str:
+    return kube.get(LWS, ns, name)["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"]
 
 
 def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, namespace):
