@@ -407,3 +407,55 @@ def test_shared_model_service_is_co_owned_then_left(control_plane, kube, namespa
         )
         svc = kube.get("Service", namespace, "dynamo-model-fb68f5a6")
         assert controller(svc)["uid"] == other_dcd["metadata"]["uid"]
+
+
+def test_stale_component_service_goes_only_after_the_replacement_is_ready(
+    control_plane, kube, namespace
+):
+    """A component renamed in a DS graph: its old Service stays while the new revision is not
+    ready, and is deleted (StaleWorkloadDeleted row of disaggregatedset.md §5) once it is."""
+    kube.create(ds_graph(namespace, "st", ds_components(), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "st") == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+        old = kube.get("Service", namespace, "st-prefill")
+        fake.ready_revisions = {_revision(kube, namespace, n) for n in names(kube, LWS, namespace)}
+
+        def rename(g: dict) -> None:
+            for c in g["spec"]["components"]:
+                if c["name"] == "prefill":
+                    c["name"] = "prefill2"
+
+        kube.edit_graph(namespace, "st", rename)
+        eventually(
+            lambda: kube.get("Service", namespace, "st-prefill2"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the renamed component's Service",
+        )
+        eventually(
+            lambda: "replicas not ready" in _ready_message(kube, namespace, "st"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the graph not Ready on the new revision",
+        )
+        # The graph wrote its status for the new generation: the stale Service is still there.
+        assert (
+            kube.get("Service", namespace, "st-prefill")["metadata"]["uid"]
+            == old["metadata"]["uid"]
+        )
+        fake.ready_revisions = None
+        eventually(
+            lambda: (
+                ready_reason(kube, namespace, "st") == "all_resources_are_ready"
+                and kube.get("Service", namespace, "st-prefill") is None
+            ),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the stale Service deleted once the graph is Ready",
+        )
