@@ -409,9 +409,9 @@ def _connect(
     for name, queue, key_func in plan:
         for cache in caches[name]:
             cache.add_handler(enqueue(queue.add, key_func))
-    for cache in caches["namespace_facts"]:
-        cache.add_handler(_namespace_handler(dcd_queue, caches["components"]))
-    for cache in caches["checkpoints"]:
+    # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders
+    # of both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.
+    for cache in caches["namespace_facts"] + caches["checkpoints"]:
         cache.add_handler(_namespace_handler(dgd_queue, caches["graphs"]))
         cache.add_handler(_namespace_handler(dcd_queue, caches["components"]))
 

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import base64
+
+import orjson
 import pytest
 
 from tests.support.agent import running_agent
@@ -458,4 +461,48 @@ def test_stale_component_service_goes_only_after_the_replacement_is_ready(
             deadline=DEADLINE,
             step=_step(kube, namespace, fake),
             what="the stale Service deleted once the graph is Ready",
+        )
+
+
+def test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync(control_plane, kube, namespace):
+    """Issue 14 item 3: namespace facts (image-pull Secrets, labelled component ServiceAccounts)
+    re-queue graphs too, not only DCDs: DS roles are rendered from the graph."""
+    components = ds_components()
+    # The frontend DCD pulls from elsewhere: its reconcile must not be what re-queues the graph.
+    components[0]["podTemplate"]["spec"]["containers"][0]["image"] = "ghcr.io/example/frontend:1"
+    kube.create(ds_graph(namespace, "ps", components, **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, "--resync-period=1h", namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "ps") == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+        auths = orjson.dumps({"auths": {"nvcr.io": {"auth": "dXNlcjpwYXNz"}}})
+        kube.request(
+            "POST",
+            kube.path("Secret", namespace),
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "nvcr-pull", "namespace": namespace},
+                "type": "kubernetes.io/dockerconfigjson",
+                "data": {".dockerconfigjson": base64.b64encode(auths).decode()},
+            },
+        )
+
+        def pull_secrets() -> list[list]:
+            roles = kube.get(DS, namespace, "ps")["spec"]["roles"]
+            return [
+                r["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"].get(
+                    "imagePullSecrets", []
+                )
+                for r in roles
+            ]
+
+        eventually(
+            lambda: pull_secrets() == [[{"name": "nvcr-pull"}]] * 2,
+            deadline=DEADLINE,
+            what="both DS roles to name the new pull Secret",
         )

@@ -36,6 +36,7 @@ PATHS = {
     "Service": "/api/v1/namespaces/{ns}/services",
     "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
     "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
+    "Secret": "/api/v1/namespaces/{ns}/secrets",
     "Event": "/api/v1/namespaces/{ns}/events",
     "EndpointSlice": "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
