@@ -10,10 +10,11 @@ other pathways' objects go.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,12 @@ from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.readiness import Readiness
-from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
+from syncagent.programs.restart import RestartPlan
+from syncagent.programs.restart_coalescing import (
+    plan_ds_restart,
+    restart_values_from_ds,
+    restart_visible,
+)
 from syncagent.programs.view import Obj, being_deleted, environment
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
@@ -96,6 +102,8 @@ class _Plan:
     graph_live: GraphLive
     restart: dict[str, Any] | None
     gated: bool
+    # The restart state again, with the DS not done (this reconcile modified it).
+    replan: Callable[[], RestartPlan] | None = None
     dcds: list[Rendered] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
 
@@ -120,6 +128,11 @@ class DisaggregatedSetProgram:
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         plan = self._prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
+        if modified and plan.replan is not None:
+            # "done when the DS is ready and was not modified in this reconcile" (§6.2)
+            again = plan.replan()
+            plan.restart = again.status
+            plan.graph_live = dataclasses.replace(plan.graph_live, restarting=again.annotate)
         await self._apply_identity(ctx, plan)
         await waitleader.sync_graph(ctx)
         latest = await self._apply_dcds(ctx, plan)
@@ -181,8 +194,15 @@ class DisaggregatedSetProgram:
         )
         by_dcd = {_spec_name(d): d for d in live_dcds}
 
+        restart_id = str(((ctx.graph.get("spec") or {}).get("restart") or {}).get("id") or "")
+        gated = checkpoints.gated(selected_names)
+
         def done(component: str) -> bool:
             if component in selected_names:
+                # A gated DS has rolled nothing, and a DS view without this restart's value
+                # predates its write (the watch cache lags): its ready children are old pods.
+                if gated or not restart_visible(ds, roles, component, restart_id):
+                    return False
                 state = ds_readiness.ds_readiness(
                     ds,
                     children,
@@ -197,13 +217,16 @@ class DisaggregatedSetProgram:
                 return state.ready
             return readiness.dcd_done(by_dcd.get(component))
 
-        restart = plan_ds_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
-            ctx.previous.get("restart"),
-            [str(c["name"]) for c in components],
-            selected=selected_names,
-            done=done,
-        )
+        def restart_plan(*, ds_done: bool) -> RestartPlan:
+            return plan_ds_restart(
+                (ctx.graph.get("spec") or {}).get("restart"),
+                ctx.previous.get("restart"),
+                [str(c["name"]) for c in components],
+                selected=selected_names,
+                done=lambda c: done(c) and (ds_done or c not in selected_names),
+            )
+
+        restart = restart_plan(ds_done=True)
         env = environment(
             ctx.store,
             ctx.namespace,
@@ -226,7 +249,8 @@ class DisaggregatedSetProgram:
             env=env,
             graph_live=graph_live,
             restart=restart.status,
-            gated=checkpoints.gated(selected_names),
+            gated=gated,
+            replan=functools.partial(restart_plan, ds_done=False),
         )
 
     # -- the DS -----------------------------------------------------------------------------
