@@ -124,7 +124,9 @@ async def ensure_model_service(
     if live is not None and not being_deleted(live):
         current = controller_of(live)
         if current is not None and current.uid in take_from:
-            await writer.set_controller(live, controller=graph, manager=rendered.manager)
+            handed = await writer.set_controller(live, controller=graph, manager=rendered.manager)
+            # the cache does not hold this write yet: join on what it returned
+            return await modelservice.ensure(writer, store, rendered, owner=graph, live=handed)
     return await modelservice.ensure(writer, store, rendered, owner=graph)
 
 

@@ -315,3 +315,47 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
             deadline=DEADLINE,
             what="the graph to leave the model Service",
         )
+
+
+def _errors(kube: Kube, namespace: str) -> list[str]:
+    return [
+        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']} {e['reason']}: {e['message']}"
+        for e in kube.list("Event", namespace)
+        if e["reason"] in ("ReconcileError", "OwnershipConflict")
+    ]
+
+
+def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
+    control_plane, kube, namespace
+):
+    """Issue 14 item 2: the model Service changes controller (a DCD -> the graph) while both
+    reconcilers run; neither may act on a stale view of it (no spurious errors)."""
+    kube.create(ds_graph(namespace, G, ds_components(**MODEL)))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the Component graph to be Ready",
+        )
+        assert controller(kube.get("Service", namespace, MODEL_SERVICE))["kind"] == DCD
+        graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
+        kube.edit_graph(
+            namespace,
+            G,
+            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+        )
+        eventually(
+            lambda: (
+                names(kube, DCD, namespace) == {f"{G}-frontend"}
+                and controller(kube.get("Service", namespace, MODEL_SERVICE)).get("uid")
+                == graph_uid
+                and ready_reason(kube, namespace, G) == "all_resources_are_ready"
+            ),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the cutover to the DS with the model Service under the graph",
+        )
+        errors = _errors(kube, namespace)
+        assert not errors, "\n".join(errors)
