@@ -249,6 +249,8 @@ def _overlay(
 def _changed(current: Any, base: Any, result: Any) -> Any:
     if result == base:
         return current
+    if result is _MISSING:
+        return _MISSING
     if all(isinstance(v, Mapping) for v in (current, base, result)):
         out = copy.deepcopy(dict(current))
         for key in set(base) | set(result):

@@ -109,3 +109,11 @@ def test_a_field_one_write_removes_stays_removed() -> None:
     out = compose(compose(None, live, dropped), live, _deployment("img:2", 1))
     assert "replicas" not in out["spec"]
     assert out["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
+
+
+def test_a_part_one_write_removes_is_absent_not_a_placeholder() -> None:
+    live = _deployment("img:1", 1)
+    live["spec"]["paused"] = True
+    out = compose(compose(None, live, live), live, _deployment("img:1", 1))
+    assert "paused" not in out["spec"]
+    assert out["spec"] == _deployment("img:1", 1)["spec"]
