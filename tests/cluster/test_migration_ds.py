@@ -16,6 +16,7 @@ from tests.support.kube import (
     Kube,
     condition,
     controller,
+    error_events,
     events_for,
     names,
     ready_reason,
@@ -136,6 +137,13 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
         assert recorder.violations == []
 
 
+def _add_adapter(g: dict) -> None:
+    """prefill gets a scalingAdapter: the graph is no longer DS-eligible (fallback)."""
+    for c in g["spec"]["components"]:
+        if c["name"] == "prefill":
+            c["scalingAdapter"] = {}
+
+
 def _stale_deleted(kube: Kube, namespace: str) -> set[str]:
     """Names in the StaleWorkloadDeleted events of the graph ("Deleted <Kind> <name> ...")."""
     return {e["message"].split()[2] for e in events_for(kube, namespace, G, "StaleWorkloadDeleted")}
@@ -167,13 +175,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
         )
         ds_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
         with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
-
-            def add_adapter(g: dict) -> None:
-                for c in g["spec"]["components"]:
-                    if c["name"] == "prefill":
-                        c["scalingAdapter"] = {}
-
-            kube.edit_graph(namespace, G, add_adapter)
+            kube.edit_graph(namespace, G, _add_adapter)
             # DCDs are not made ready yet: the DS must stay while they are not
             eventually(
                 lambda: (
@@ -274,13 +276,7 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
         )
     graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
     assert controller(kube.get("Service", namespace, f"{G}-decode"))["uid"] == graph_uid
-
-    def add_adapter(g: dict) -> None:
-        for c in g["spec"]["components"]:
-            if c["name"] == "prefill":
-                c["scalingAdapter"] = {}
-
-    kube.edit_graph(namespace, G, add_adapter)
+    kube.edit_graph(namespace, G, _add_adapter)
     kube.delete(DS, namespace, G)
     eventually(lambda: kube.get(DS, namespace, G) is None, deadline=DEADLINE, what="the DS gone")
     with running_agent(control_plane.kubeconfig, namespace=namespace):
@@ -317,14 +313,6 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
         )
 
 
-def _errors(kube: Kube, namespace: str) -> list[str]:
-    return [
-        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']} {e['reason']}: {e['message']}"
-        for e in kube.list("Event", namespace)
-        if e["reason"] in ("ReconcileError", "OwnershipConflict")
-    ]
-
-
 def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
     control_plane, kube, namespace
 ):
@@ -357,5 +345,5 @@ def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
             step=_step(kube, namespace, fake),
             what="the cutover to the DS with the model Service under the graph",
         )
-        errors = _errors(kube, namespace)
+        errors = error_events(kube, namespace)
         assert not errors, "\n".join(errors)

@@ -7,7 +7,16 @@ from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
 from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, ds_components, ds_graph
-from tests.support.kube import DCD, DGD, DS, condition, controller, names, ready_reason
+from tests.support.kube import (
+    DCD,
+    DGD,
+    DS,
+    condition,
+    controller,
+    error_events,
+    names,
+    ready_reason,
+)
 from tests.support.polling import eventually
 
 
@@ -134,10 +143,5 @@ def test_component_to_grove_with_a_model_hands_the_model_service_over_cleanly(
             step=step,
             what="the cutover to Grove with the model Service under the graph",
         )
-        errors = [
-            f"{e['involvedObject']['kind']}/{e['involvedObject']['name']} {e['reason']}: "
-            f"{e['message']}"
-            for e in kube.list("Event", namespace)
-            if e["reason"] in ("ReconcileError", "OwnershipConflict")
-        ]
+        errors = error_events(kube, namespace)
         assert not errors, "\n".join(errors)

@@ -170,6 +170,15 @@ def ready_reason(kube: Kube, ns: str, name: str) -> str:
     return condition(kube.get(DGD, ns, name), "Ready").get("reason", "")
 
 
+def error_events(kube: Kube, ns: str) -> list[str]:
+    """``Kind/name Reason: message`` of every reconcile error or ownership refusal event."""
+    return [
+        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']} {e['reason']}: {e['message']}"
+        for e in kube.list("Event", ns)
+        if e["reason"] in ("ReconcileError", "OwnershipConflict")
+    ]
+
+
 def events_for(kube: Kube, ns: str, name: str, reason: str) -> list[dict[str, Any]]:
     return [
         e

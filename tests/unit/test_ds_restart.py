@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from syncagent.programs.checkpoint_gate import Checkpoints
+from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
+from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import DictStore
-from tests.unit.support.graphs import worker
+from syncagent.programs.writes import Writer
+from syncagent.render.disaggregatedset import TEMPLATE_HASH
+from tests.unit.support.graphs import child, ds_object, graph, worker
+from tests.unit.test_ds_names import CAPS
 
 SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
 
@@ -172,12 +177,9 @@ def test_6_child_without_labels_maps_to_the_graph() -> None:
     assert ds_child_key(store)(wrong_uid) == []
 
 
-def _restarting_graph_and_store(*, ds_restart_at: str | None, gated: bool = False) -> tuple:
+def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
     """A DS graph in the middle of restart r1 (prefill in progress); the DS view's children
     are ready at the live template hash; ``ds_restart_at`` is the roles' live restartAt."""
-    from syncagent.programs.capabilities import Capabilities
-    from syncagent.render.disaggregatedset import TEMPLATE_HASH
-    from tests.unit.support.graphs import child, ds_object, graph
 
     g = graph(
         "ds",
@@ -205,7 +207,7 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None, gated: bool = Fals
             "name": role,
             "metadata": {"annotations": {TEMPLATE_HASH: "f1"}},
             "spec": {
-                "replicas": 0 if gated else 1,
+                "replicas": 1,
                 "leaderWorkerTemplate": {
                     "leaderTemplate": {"metadata": {"annotations": annotations}}
                 },
@@ -218,21 +220,10 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None, gated: bool = Fals
         for role in ("decode", "prefill")
     ]
     store = DictStore({"DisaggregatedSet": [ds], "LeaderWorkerSet": children})
-    caps = Capabilities(
-        grove=False,
-        lws=True,
-        disaggregated_set=True,
-        grove_api=False,
-        disaggregated_set_api=True,
-        checkpoint_api=False,
-    )
-    return g, store, caps
+    return g, store, CAPS
 
 
 def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
-    from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
-    from syncagent.programs.graph import graph_context
-    from syncagent.programs.writes import Writer
 
     writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
     ctx = graph_context(g, caps, store=store, writer=writer, discovery_backend="kubernetes")
