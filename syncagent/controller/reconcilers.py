@@ -28,7 +28,11 @@ from syncagent.programs.fights import Fights, graph_of_component
 from syncagent.programs.graph import graph_context, run_graph
 from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.view import Obj, Store, being_deleted
-from syncagent.programs.workload import ComponentContext, WorkloadProgram
+from syncagent.programs.workload import (
+    ComponentContext,
+    WorkloadProgram,
+    component_error_events,
+)
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
@@ -147,7 +151,7 @@ class Reconcilers:
         await self._write_status(
             dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
         )
-        self._emit(dcd, outcome.events + _component_error_events(dcd, outcome.status))
+        self._emit(dcd, outcome.events + component_error_events(dcd, outcome.status))
         if outcome.retry:
             return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
         return _requeue(writer.requeue_after)
@@ -215,12 +219,3 @@ def _ready_message(st: Mapping[str, Any]) -> str:
 def _available_message(st: Mapping[str, Any]) -> str:
     cond = status.find(st.get("conditions"), status.AVAILABLE) or {}
     return str(cond.get("message") or "")
-
-
-def _component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:
-    """``ReconcileError`` on the DCD when its error message appears or changes."""
-    old = status.find((dcd.get("status") or {}).get("conditions"), status.AVAILABLE) or {}
-    cur = status.find(new.get("conditions"), status.AVAILABLE) or {}
-    if cur.get("reason") != "Reconciling" or old.get("message") == cur.get("message"):
-        return []
-    return [QueuedEvent("Warning", "ReconcileError", str(cur.get("message")))]

@@ -154,12 +154,12 @@ def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> N
         for cache in caches[watched]:
             cache.add_handler(enqueue(queue.add, key_func))
     components, graphs = caches[reg.COMPONENTS], caches[reg.GRAPHS]
-    for watched in (reg.PULL_SECRET_WATCH, reg.POD_SERVICE_ACCOUNTS):
+    # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders
+    # of both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.
+    for watched in (reg.PULL_SECRET_WATCH, reg.POD_SERVICE_ACCOUNTS, reg.CHECKPOINTS):
         for cache in caches[watched]:
+            cache.add_handler(_namespace_handler(dgd, graphs))
             cache.add_handler(_namespace_handler(dcd, components))
-    for cache in caches[reg.CHECKPOINTS]:
-        cache.add_handler(_namespace_handler(dgd, graphs))
-        cache.add_handler(_namespace_handler(dcd, components))
 
 
 def _namespace_handler(queue: WorkQueue, caches: Caches) -> Callable[[Any], None]:

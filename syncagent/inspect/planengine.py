@@ -222,18 +222,46 @@ def compose(
         return out
     parts = ["status"] if subresource == "status" else sorted(set(result) - {"metadata", "status"})
     for part in parts:
-        if result.get(part) != base.get(part):
-            out[part] = copy.deepcopy(result.get(part))
+        _overlay(out, base, result, part)
     meta_out = out.setdefault("metadata", {})
     meta_base, meta_res = base.get("metadata") or {}, result.get("metadata") or {}
     for part in _META_PARTS:
-        if meta_res.get(part) != meta_base.get(part):
-            if part in meta_res:
-                meta_out[part] = copy.deepcopy(meta_res[part])
-            else:
-                meta_out.pop(part, None)
+        _overlay(meta_out, meta_base, meta_res, part)
     _merge_entries(out, base, result)
     return out
+
+
+_MISSING: Any = object()
+
+
+def _overlay(
+    out: dict[str, Any], base: Mapping[str, Any], result: Mapping[str, Any], key: str
+) -> None:
+    """Put into ``out[key]`` what ``result`` changed relative to ``base``, field by field, so
+    two dry runs that changed different fields of one part both show."""
+    merged = _changed(out.get(key, _MISSING), base.get(key, _MISSING), result.get(key, _MISSING))
+    if merged is _MISSING:
+        out.pop(key, None)
+    else:
+        out[key] = merged
+
+
+def _changed(current: Any, base: Any, result: Any) -> Any:
+    if result == base:
+        return current
+    if result is _MISSING:
+        return _MISSING
+    if all(isinstance(v, Mapping) for v in (current, base, result)):
+        out = copy.deepcopy(dict(current))
+        for key in set(base) | set(result):
+            _overlay(out, base, result, key)
+        return out
+    if all(isinstance(v, list) for v in (current, base, result)) and (
+        len(current) == len(base) == len(result)
+    ):
+        # Same length: item by item (containers, ports); otherwise the result's list.
+        return [_changed(c, b, r) for c, b, r in zip(current, base, result, strict=True)]
+    return copy.deepcopy(result)
 
 
 def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:

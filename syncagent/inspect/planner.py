@@ -17,15 +17,18 @@ from typing import Any
 
 from lightkube import AsyncClient
 
+from fieldmanagers import component_status, graph_status
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
+from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities, Setting
+from syncagent.programs.context import status_events
 from syncagent.programs.graph import graph_context, run_graph
 from syncagent.programs.registry import PROGRAMS
 from syncagent.programs.view import DictStore, Obj
-from syncagent.programs.workload import ComponentContext, WorkloadProgram
+from syncagent.programs.workload import ComponentContext, WorkloadProgram, component_error_events
 from syncagent.programs.writes import Writer
 from syncagent.runtime.discovery import served_resources
 from syncagent.ssa import (
@@ -56,12 +59,34 @@ class InputRow:
     entry: ChangeSetEntry
 
 
+@dataclass(frozen=True)
+class StatusWrite:
+    """The status the agent would write (only when it differs from the live one)."""
+
+    subject: str
+    manager: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PlannedEvent:
+    """An event the agent would emit once its writes and the status write succeeded."""
+
+    subject: str
+    type: str
+    reason: str
+    message: str
+
+
 @dataclass
 class PlanRun:
     engine: PlanEngine
     inputs: list[InputRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
+    status_writes: list[StatusWrite] = field(default_factory=list)
+    events: list[PlannedEvent] = field(default_factory=list)
 
 
 async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
@@ -244,6 +269,9 @@ async def _plan_graph(
     problem = _graph_problem(outcome.status)
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")
+    _record_status(run, graph, outcome.status, graph_status.MANAGER.name)
+    events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
+    _record_events(run, graph, events)
     _sync_store(store, run.engine)
     for subject in list(run.engine.records.order):
         if not subject.startswith(f"{DCD}/") or _deleted(run, subject):
@@ -262,7 +290,26 @@ async def _plan_component(
     cond = status.find(outcome.status.get("conditions"), status.AVAILABLE) or {}
     if cond.get("reason") == "Reconciling":
         run.errors.append(f"{ctx.ref}: {cond.get('message')}")
+    _record_status(run, dcd, outcome.status, component_status.MANAGER.name)
+    _record_events(run, dcd, outcome.events + component_error_events(dcd, outcome.status))
     _sync_store(store, run.engine)
+
+
+def _subject(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{obj.get('kind')}/{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _record_status(run: PlanRun, obj: Obj, desired: dict[str, Any], manager: str) -> None:
+    """The status write the controller would make (it writes only a different status)."""
+    if not status.status_equal(desired, obj.get("status")):
+        run.status_writes.append(StatusWrite(_subject(obj), manager, obj.get("status"), desired))
+
+
+def _record_events(run: PlanRun, default: Obj, events: Sequence[QueuedEvent]) -> None:
+    for event in events:
+        subject = _subject(event.on if event.on is not None else default)
+        run.events.append(PlannedEvent(subject, event.type, event.reason, event.message))
 
 
 def _sync_store(store: DictStore, engine: PlanEngine) -> None:

@@ -11,7 +11,7 @@ import orjson
 from fieldmanagers import ownership
 from syncagent.inspect import diff
 from syncagent.inspect.planengine import Records
-from syncagent.inspect.planner import INPUT_MANAGER, PlanRun
+from syncagent.inspect.planner import INPUT_MANAGER, PlannedEvent, PlanRun, StatusWrite
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict
 from syncagent.ssa.takeover import TakeoverPlan, TakeoverPolicy, plan_takeover
@@ -42,13 +42,17 @@ class Plan:
     rows: list[Row]
     errors: list[str] = field(default_factory=list)
     other_writes: list[str] = field(default_factory=list)
+    status_writes: list[StatusWrite] = field(default_factory=list)
+    events: list[PlannedEvent] = field(default_factory=list)
 
     def count(self, action: str) -> int:
         return sum(1 for r in self.rows if r.action == action)
 
     @property
     def changed(self) -> bool:
-        return any(r.changed for r in self.rows) or bool(self.other_writes)
+        return (
+            any(r.changed for r in self.rows) or bool(self.other_writes) or bool(self.status_writes)
+        )
 
     @property
     def exit_code(self) -> int:
@@ -60,7 +64,19 @@ class Plan:
 def build(run: PlanRun, *, policy: TakeoverPolicy = POLICY) -> Plan:
     rows = [input_row(i.entry) for i in run.inputs]
     rows += object_rows(run.engine.records, policy=policy)
-    return Plan(rows, list(run.errors), list(run.engine.records.other_writes))
+    return Plan(
+        rows,
+        list(run.errors),
+        list(run.engine.records.other_writes),
+        list(run.status_writes),
+        list(run.events),
+    )
+
+
+def status_diff(write: StatusWrite) -> list[str]:
+    """Diff lines of the live status against the one the agent would write."""
+    before = {"status": dict(write.before)} if write.before is not None else {}
+    return diff.unified(before, {"status": dict(write.after)}, keep_status=True)
 
 
 def input_row(entry: ChangeSetEntry) -> Row:
@@ -164,6 +180,14 @@ def to_json(plan: Plan) -> str:
         "errors": plan.errors,
         "objects": [_row_json(r) for r in plan.rows],
         "otherWrites": plan.other_writes,
+        "statusWrites": [
+            {"subject": w.subject, "manager": w.manager, "diff": status_diff(w)}
+            for w in plan.status_writes
+        ],
+        "events": [
+            {"subject": e.subject, "type": e.type, "reason": e.reason, "message": e.message}
+            for e in plan.events
+        ],
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
 
@@ -217,6 +241,12 @@ def to_text(plan: Plan, *, show_diff: bool = True) -> str:
         lines += _row_text(row, width=width, show_diff=show_diff)
     for write in plan.other_writes:
         lines.append(f"also (dry run): {write}")
+    for status_write in plan.status_writes:
+        lines.append(f"status (dry run): {status_write.subject}  {status_write.manager}")
+        if show_diff:
+            lines += [f"    {line}" for line in status_diff(status_write)]
+    for event in plan.events:
+        lines.append(f"event: {event.type} {event.reason} on {event.subject}: {event.message}")
     for error in plan.errors:
         lines.append(f"error: {error}")
     lines.append(_summary_line(plan))

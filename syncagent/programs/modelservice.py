@@ -8,6 +8,7 @@ owner deletes the Service with UID and resourceVersion preconditions.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +23,9 @@ from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
 from syncagent.ssa import (
     ApplyOptions,
+    InvalidError,
     OwnerRef,
+    OwnershipError,
     PreconditionError,
     adoption_blockers,
     controller_of,
@@ -31,6 +34,13 @@ from syncagent.ssa import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class Absent(enum.Enum):
+    VIEW = "the watch cache's view"
+
+
+ABSENT_VIEW = Absent.VIEW
 # Owners whose control of a shared model Service we accept: graphs and components of any graph.
 CO_OWNER_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"})
 
@@ -40,10 +50,45 @@ def _items(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def ensure(
-    writer: Writer, store: Store, rendered: Rendered, *, owner: OwnerRef
+    writer: Writer,
+    store: Store,
+    rendered: Rendered,
+    *,
+    owner: OwnerRef,
+    live: Obj | Absent | None = ABSENT_VIEW,
 ) -> Obj | None:
-    """Join (or create) the model Service as a co-owner; returns the live object after it."""
-    live = store.get("Service", rendered.namespace, rendered.name)
+    """Join (or create) the model Service as a co-owner; returns the live object after it.
+
+    ``live`` is the caller's view when it just wrote the Service (the watch cache lags behind
+    its own write); by default the cache's. Another owner may move control at the same time:
+    a write decided on a view that turned out stale is decided once more on a fresh read."""
+    view = (
+        store.get("Service", rendered.namespace, rendered.name)
+        if isinstance(live, Absent)
+        else live
+    )
+    try:
+        return await _ensure(writer, rendered, owner=owner, live=view)
+    except (PreconditionError, OwnershipError, InvalidError) as err:
+        if isinstance(err, InvalidError) and not _two_controllers(err):
+            raise
+        log.info(
+            "model Service changed while being joined; deciding again",
+            extra={"object": f"Service/{rendered.namespace}/{rendered.name}"},
+        )
+    fresh = await writer.engine.get(rendered.body)
+    return await _ensure(writer, rendered, owner=owner, live=fresh)
+
+
+def _two_controllers(err: InvalidError) -> bool:
+    """Two owners created the Service at once, each with its controller item (the API server
+    rejects the second); the loser joins the winner."""
+    return "Only one reference can have Controller set to true" in str(err)
+
+
+async def _ensure(
+    writer: Writer, rendered: Rendered, *, owner: OwnerRef, live: Obj | None
+) -> Obj | None:
     if being_deleted(live):
         return live
     if live is None:

@@ -62,6 +62,14 @@ def _coalesce(plan: RestartPlan, selected: Sequence[str]) -> RestartPlan:
     return plan
 
 
+def restart_visible(
+    ds: Obj | None, roles: Mapping[str, str], component: str, restart_id: str
+) -> bool:
+    """Whether the DS view carries restart ``restart_id`` for ``component``'s role (no restart:
+    nothing to see). Without it the view predates the restart's write."""
+    return not restart_id or restart_values_from_ds(ds, roles).get(component) == restart_id
+
+
 def restart_values_from_ds(ds: Obj | None, roles: Mapping[str, str]) -> dict[str, str]:
     """Component -> live ``restartAt`` of its DS role (leader template, else worker template)."""
     if not ds:

@@ -24,7 +24,13 @@ from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import ApplyOptions, OwnerRef, adoption_blockers, controller_of
+from syncagent.ssa import (
+    ApplyOptions,
+    OwnerRef,
+    PreconditionError,
+    adoption_blockers,
+    controller_of,
+)
 
 DCD = "DynamoComponentDeployment"
 
@@ -120,13 +126,32 @@ async def ensure_component_service(
 async def ensure_model_service(
     writer: Writer, store: Store, rendered: Rendered, *, graph: OwnerRef, take_from: Collection[str]
 ) -> Obj | None:
-    """Co-own the model Service; take control from a DCD in ``take_from`` (selected ones)."""
+    """Co-own the model Service; take control from a DCD in ``take_from`` (selected ones).
+    A DCD's reconcile may move it at the same time: a handoff decided on a view that turned out
+    stale is decided once more on a fresh read."""
     live = store.get("Service", rendered.namespace, rendered.name)
+    try:
+        return await _take_model_service(writer, store, rendered, live, graph, take_from)
+    except PreconditionError:
+        live = await writer.engine.get(rendered.body)
+    return await _take_model_service(writer, store, rendered, live, graph, take_from)
+
+
+async def _take_model_service(
+    writer: Writer,
+    store: Store,
+    rendered: Rendered,
+    live: Obj | None,
+    graph: OwnerRef,
+    take_from: Collection[str],
+) -> Obj | None:
     if live is not None and not being_deleted(live):
         current = controller_of(live)
         if current is not None and current.uid in take_from:
-            await writer.set_controller(live, controller=graph, manager=rendered.manager)
-    return await modelservice.ensure(writer, store, rendered, owner=graph)
+            handed = await writer.set_controller(live, controller=graph, manager=rendered.manager)
+            # the cache does not hold this write yet: join on what it returned
+            return await modelservice.ensure(writer, store, rendered, owner=graph, live=handed)
+    return await modelservice.ensure(writer, store, rendered, owner=graph, live=live)
 
 
 def graph_controls(obj: Obj | None, graph: OwnerRef) -> bool:

@@ -296,3 +296,12 @@ def _validate(dcd: Obj) -> tuple[str, str]:
     # A checkpoint without a ref gets its own reason (lifecycle.md §3, our design).
     reason = INVALID_CHECKPOINT if any(p.rule == "V10" for p in problems) else RECONCILING
     return problems_message(problems), reason
+
+
+def component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:
+    """``ReconcileError`` on the DCD when its error message appears or changes."""
+    old = status.find((dcd.get("status") or {}).get("conditions"), status.AVAILABLE) or {}
+    cur = status.find(new.get("conditions"), status.AVAILABLE) or {}
+    if cur.get("reason") != "Reconciling" or old.get("message") == cur.get("message"):
+        return []
+    return [QueuedEvent("Warning", "ReconcileError", str(cur.get("message")))]

@@ -23,7 +23,7 @@ from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.engine import Engine
-from syncagent.ssa.errors import DesiredObjectError, OwnershipError
+from syncagent.ssa.errors import DesiredObjectError, OwnershipError, PreconditionError
 from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 from syncagent.ssa.paths import Field, Key
 
@@ -202,10 +202,8 @@ async def set_controller(
         current = await _release_old_controller(engine, obj, current, controller, scheme)
         new_holders = _holders(current, controller.uid)
     body = with_references(skeleton(obj), controller.item(controller=True))
-    entry = await engine.apply(
-        body,
-        ApplyOptions(manager=scheme.controller, force=True),
-        live=ABSENT if current is None else current,
+    entry = await guarded_apply(
+        engine, body, ApplyOptions(manager=scheme.controller, force=True), view=current
     )
     if scheme.owner(controller.uid) in new_holders:
         await join(engine, obj, owner=controller, scheme=scheme, live=entry.object)
@@ -223,8 +221,8 @@ async def _release_old_controller(
     if old is None:
         return live
     body = with_references(skeleton(obj), old.item(controller=False))
-    entry = await engine.apply(
-        body, ApplyOptions(manager=scheme.owner(old.uid), force=True), live=live
+    entry = await guarded_apply(
+        engine, body, ApplyOptions(manager=scheme.owner(old.uid), force=True), view=live
     )
     return entry.object
 
@@ -271,11 +269,41 @@ async def join(
     controller = controller_of(current) if current is not None else None
     controls = controller is not None and controller.uid == owner.uid
     body = with_references(skeleton(obj), owner.item(controller=controls))
-    return await engine.apply(
-        body,
-        ApplyOptions(manager=scheme.owner(owner.uid)),
-        live=ABSENT if current is None else current,
+    return await guarded_apply(
+        engine, body, ApplyOptions(manager=scheme.owner(owner.uid)), view=current
     )
+
+
+async def guarded_apply(
+    engine: Engine, body: dict[str, Any], options: ApplyOptions, *, view: dict[str, Any] | None
+) -> ChangeSetEntry:
+    """An ownership apply decided on ``view`` (often a watch cache's copy): it carries the
+    view's resourceVersion as a precondition, so a stale view cannot undo a handoff another
+    reconciler made a moment earlier. If the object changed but its owner references did not
+    (a status write), the apply is repeated once on the fresh object; otherwise
+    :class:`PreconditionError` tells the caller to read again and decide again."""
+    rv = str(((view or {}).get("metadata") or {}).get("resourceVersion") or "")
+    if view is None or not rv:
+        return await engine.apply(body, options, live=ABSENT if view is None else view)
+    guarded = options.but(resource_version_precondition=True)
+    try:
+        return await engine.apply(_at(body, rv), guarded, live=view)
+    except PreconditionError:
+        fresh = await engine.get(body)
+        if fresh is None or _owner_items(fresh) != _owner_items(view):
+            raise
+    return await engine.apply(
+        _at(body, str(fresh["metadata"]["resourceVersion"])), guarded, live=fresh
+    )
+
+
+def _at(body: dict[str, Any], resource_version: str) -> dict[str, Any]:
+    return {**body, "metadata": {**body["metadata"], "resourceVersion": resource_version}}
+
+
+def _owner_items(obj: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return sorted((str(r.get("uid")), bool(r.get("controller"))) for r in refs)
 
 
 async def leave(

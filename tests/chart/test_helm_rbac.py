@@ -22,15 +22,18 @@ from tests.chart.support.render import (
 
 SA = "r1-syncagent"
 READ = ("get", "list", "watch")
-WRITE = (*READ, "create", "patch", "update", "delete")
+# Server-side apply is PATCH (and create when it creates); deletes; never PUT (update).
+WRITE = (*READ, "create", "patch", "delete")
 
-# What the agent does, by (API group, resource): the verbs it needs cluster-wide.
+# What the agent does, by (API group, resource): the verbs it needs in every namespace it
+# reconciles (issue 14 item 7). ``finalizers`` update is no request of the agent's: the
+# OwnerReferencesPermissionEnforcement admission plugin requires it for blockOwnerDeletion.
 AGENT_USES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("nvidia.com", "dynamographdeployments"): (*READ, "patch"),
-    ("nvidia.com", "dynamographdeployments/status"): ("get", "patch", "update"),
+    ("nvidia.com", "dynamographdeployments"): READ,
+    ("nvidia.com", "dynamographdeployments/status"): ("patch",),
     ("nvidia.com", "dynamographdeployments/finalizers"): ("update",),
     ("nvidia.com", "dynamocomponentdeployments"): WRITE,
-    ("nvidia.com", "dynamocomponentdeployments/status"): ("get", "patch", "update"),
+    ("nvidia.com", "dynamocomponentdeployments/status"): ("patch",),
     ("nvidia.com", "dynamocomponentdeployments/finalizers"): ("update",),
     ("nvidia.com", "dynamocheckpoints"): READ,
     ("apps", "deployments"): WRITE,
@@ -39,15 +42,13 @@ AGENT_USES: dict[tuple[str, str], tuple[str, ...]] = {
     ("grove.io", "podcliquesets"): WRITE,
     ("grove.io", "podcliques"): READ,
     ("grove.io", "podcliquescalinggroups"): READ,
-    ("grove.io", "podcliques/scale"): ("get", "patch", "update"),
-    ("grove.io", "podcliquescalinggroups/scale"): ("get", "patch", "update"),
+    ("grove.io", "podcliques/scale"): ("patch",),
+    ("grove.io", "podcliquescalinggroups/scale"): ("patch",),
     ("", "services"): WRITE,
     ("", "serviceaccounts"): WRITE,
     ("rbac.authorization.k8s.io", "roles"): WRITE,
     ("rbac.authorization.k8s.io", "rolebindings"): WRITE,
-    ("", "events"): ("create", "patch", "update"),
-    ("events.k8s.io", "events"): ("create", "patch", "update"),
-    ("apiextensions.k8s.io", "customresourcedefinitions"): READ,
+    ("", "events"): ("create", "patch"),
 }
 
 # Every kind a field manager writes, with the resource its writes go to.
@@ -78,17 +79,41 @@ def _granted(rules: Rules) -> set[tuple[str, str, str]]:
     }
 
 
+def _main_rules(watch: list[str]) -> Rules:
+    """The agent's rights in a namespace it reconciles, from the main role only."""
+    docs = render({"watchNamespaces": watch})
+    role = one(docs, "ClusterRole", SA)
+    return Rules.of(role)
+
+
 @pytest.mark.parametrize(("group", "resource"), sorted(AGENT_USES))
-def test_cluster_role_grants_what_the_agent_does(group: str, resource: str) -> None:
-    rules = cluster_wide_rules(render({"watchNamespaces": ["a"]}), subject=SA)
+@pytest.mark.parametrize("watch", [[], ["a"]])
+def test_cluster_role_grants_what_the_agent_does(
+    group: str, resource: str, watch: list[str]
+) -> None:
+    docs = render({"watchNamespaces": watch})
+    cluster, local = cluster_wide_rules(docs, subject=SA), namespace_rules(docs, "a", subject=SA)
+    rules = Rules(cluster.rules + local.rules)
     for verb in AGENT_USES[group, resource]:
         assert rules.allows(group, resource, verb), f"{verb} {group}/{resource} missing"
 
 
 def test_cluster_role_grants_nothing_else() -> None:
-    rules = cluster_wide_rules(render({"watchNamespaces": ["a"]}), subject=SA)
     expected = {(g, r, v) for (g, r), verbs in AGENT_USES.items() for v in verbs}
-    assert _granted(rules) - expected == set()
+    assert _granted(_main_rules([])) - expected == set()
+
+
+def test_with_watch_namespaces_nothing_is_written_cluster_wide() -> None:
+    """Issue 14 item 7: a namespaced install binds its rights in the watched namespaces only."""
+    docs = render({"watchNamespaces": ["team-a"]})
+    assert objects(docs, "ClusterRoleBinding") == []
+    cluster = cluster_wide_rules(docs, subject=SA)
+    assert cluster.rules == ()
+    rules = namespace_rules(docs, "team-a", subject=SA)
+    elsewhere = namespace_rules(docs, "elsewhere", subject=SA)
+    for group, resource in (("", "services"), ("apps", "deployments"), ("", "serviceaccounts")):
+        assert rules.allows(group, resource, "create")
+        assert not elsewhere.allows(group, resource, "create")
 
 
 def test_every_field_manager_kind_can_be_applied() -> None:

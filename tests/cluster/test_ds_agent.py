@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import base64
+
+import orjson
 import pytest
 
 from tests.support.agent import running_agent
@@ -154,8 +157,9 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             what="Ready once the children are",
         )
         old_children = names(kube, LWS, namespace)
-        # a template change: new children appear; old ones must drain before Ready again
-        fake.ready = False
+        old_revisions = {_revision(kube, namespace, n) for n in old_children}
+        # A template change: the old revision keeps serving, the new one is not ready yet.
+        fake.ready_revisions = old_revisions
         kube.edit_graph(namespace, "rd", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
         eventually(
             lambda: len(names(kube, LWS, namespace)) == 4,
@@ -163,19 +167,31 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             step=_step(kube, namespace, fake),
             what="new-revision children",
         )
+        new_children = names(kube, LWS, namespace) - old_children
         eventually(
+            lambda: "replicas not ready" in _ready_message(kube, namespace, "rd"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="not ready while only the old revision serves",
+        )
+        assert all(_ready_replicas(kube, namespace, n) == 1 for n in old_children)
+        assert all(_ready_replicas(kube, namespace, n) == 0 for n in new_children)
+        assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
+        # The new revision is ready at full size, the old one has not drained: still not Ready.
+        fake.ready_revisions, fake.drain = None, False
+        message = eventually(
             lambda: (
-                "has not scaled to zero"
-                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
-                or "replicas not ready"
-                in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
+                all(_ready_replicas(kube, namespace, n) == 1 for n in new_children)
+                and "replicas not ready" not in (m := _ready_message(kube, namespace, "rd"))
+                and m
             ),
             deadline=DEADLINE,
             step=_step(kube, namespace, fake),
-            what="not ready during the rollout",
+            what="new children ready, old ones not drained",
         )
-        assert ds["metadata"]["uid"] == kube.get(DS, namespace, "rd")["metadata"]["uid"]
-        fake.ready = True
+        assert all(f'"{n}" has not scaled to zero' in message for n in old_children)
+        assert ready_reason(kube, namespace, "rd") != "all_resources_are_ready"
+        fake.drain = True
         eventually(
             lambda: (
                 ready_reason(kube, namespace, "rd") == "all_resources_are_ready"
@@ -185,6 +201,18 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
             step=_step(kube, namespace, fake),
             what="Ready after the old revision drained",
         )
+
+
+def _ready_message(kube: Kube, ns: str, name: str) -> str:
+    return str(condition(kube.get(DGD, ns, name), "Ready").get("message", ""))
+
+
+def _ready_replicas(kube: Kube, ns: str, name: str) -> int:
+    return int(((kube.get(LWS, ns, name) or {}).get("status") or {}).get("readyReplicas") or 0)
+
+
+def _revision(kube: Kube, ns: str, name: str) -> str:
+    return kube.get(LWS, ns, name)["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"]
 
 
 def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, namespace):
@@ -382,3 +410,99 @@ def test_shared_model_service_is_co_owned_then_left(control_plane, kube, namespa
         )
         svc = kube.get("Service", namespace, "dynamo-model-fb68f5a6")
         assert controller(svc)["uid"] == other_dcd["metadata"]["uid"]
+
+
+def test_stale_component_service_goes_only_after_the_replacement_is_ready(
+    control_plane, kube, namespace
+):
+    """A component renamed in a DS graph: its old Service stays while the new revision is not
+    ready, and is deleted (StaleWorkloadDeleted row of disaggregatedset.md §5) once it is."""
+    kube.create(ds_graph(namespace, "st", ds_components(), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "st") == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+        old = kube.get("Service", namespace, "st-prefill")
+        fake.ready_revisions = {_revision(kube, namespace, n) for n in names(kube, LWS, namespace)}
+
+        def rename(g: dict) -> None:
+            for c in g["spec"]["components"]:
+                if c["name"] == "prefill":
+                    c["name"] = "prefill2"
+
+        kube.edit_graph(namespace, "st", rename)
+        eventually(
+            lambda: kube.get("Service", namespace, "st-prefill2"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the renamed component's Service",
+        )
+        eventually(
+            lambda: "replicas not ready" in _ready_message(kube, namespace, "st"),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the graph not Ready on the new revision",
+        )
+        # The graph wrote its status for the new generation: the stale Service is still there.
+        assert (
+            kube.get("Service", namespace, "st-prefill")["metadata"]["uid"]
+            == old["metadata"]["uid"]
+        )
+        fake.ready_revisions = None
+        eventually(
+            lambda: (
+                ready_reason(kube, namespace, "st") == "all_resources_are_ready"
+                and kube.get("Service", namespace, "st-prefill") is None
+            ),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the stale Service deleted once the graph is Ready",
+        )
+
+
+def test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync(control_plane, kube, namespace):
+    """Issue 14 item 3: namespace facts (image-pull Secrets, labelled component ServiceAccounts)
+    re-queue graphs too, not only DCDs: DS roles are rendered from the graph."""
+    components = ds_components()
+    # The frontend DCD pulls from elsewhere: its reconcile must not be what re-queues the graph.
+    components[0]["podTemplate"]["spec"]["containers"][0]["image"] = "ghcr.io/example/frontend:1"
+    kube.create(ds_graph(namespace, "ps", components, **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, "--resync-period=1h", namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "ps") == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+        auths = orjson.dumps({"auths": {"nvcr.io": {"auth": "dXNlcjpwYXNz"}}})
+        kube.request(
+            "POST",
+            kube.path("Secret", namespace),
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "nvcr-pull", "namespace": namespace},
+                "type": "kubernetes.io/dockerconfigjson",
+                "data": {".dockerconfigjson": base64.b64encode(auths).decode()},
+            },
+        )
+
+        def pull_secrets() -> list[list]:
+            roles = kube.get(DS, namespace, "ps")["spec"]["roles"]
+            return [
+                r["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"].get(
+                    "imagePullSecrets", []
+                )
+                for r in roles
+            ]
+
+        eventually(
+            lambda: pull_secrets() == [[{"name": "nvcr-pull"}]] * 2,
+            deadline=DEADLINE,
+            what="both DS roles to name the new pull Secret",
+        )

@@ -136,8 +136,12 @@ def owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
 
 def test_token_is_the_chart_service_account(agent: Client, installed: Installed) -> None:
     # A positive control for every denial below: the token works and is who we think.
-    assert can(agent, "list", "dynamographdeployments", group="nvidia.com")
+    assert can(
+        agent, "list", "dynamographdeployments", group="nvidia.com", namespace=installed.watched
+    )
     assert not can(agent, "list", "nodes")
+    # watchNamespaces is set: nothing of the agent's job is granted cluster-wide (issue 14 item 7)
+    assert not can(agent, "list", "dynamographdeployments", group="nvidia.com")
 
 
 def test_secrets_readable_in_watched_namespace_and_denied_outside(
@@ -206,7 +210,8 @@ def test_agent_scales_grove_cliques_through_the_scale_subresource(
         },
     }
     client.create(PCLQ.from_dict(clique))
-    assert agent.get(PCLQ.Scale, "g-0-worker", namespace=ns).spec.replicas == 1
+    # The agent never reads /scale (replicas come from its PodClique cache): patch only.
+    forbidden(agent.get, PCLQ.Scale, "g-0-worker", namespace=ns)
     agent.patch(
         PCLQ.Scale,
         "g-0-worker",
@@ -229,21 +234,22 @@ def test_discovery_identity_only_in_watched_namespaces(
     agent: Client, client: Client, installed: Installed
 ) -> None:
     # Creating the graph's discovery Role passes RBAC's escalation check only where the agent
-    # holds every right that Role grants: in the watched namespace, not elsewhere.
+    # holds every right that Role grants: in the watched namespace. Elsewhere it may write no
+    # part of the identity at all (the rights are bound per watched namespace).
     for ns, allowed in ((installed.watched, True), (installed.other, False)):
         dgd = client.create(DGD.from_dict(graph(ns, "g"))).to_dict()
         owner = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "g", dgd["metadata"]["uid"])
         for rendered in discovery_identity("g", namespace=ns, owner=owner):
             resource = RESOURCE_FOR[rendered.kind]
             body = rendered.create_manifest()
-            if allowed or rendered.kind == "ServiceAccount":
+            if allowed:
                 made = agent.apply(resource.from_dict(body), field_manager=rendered.manager)
                 assert made.metadata.ownerReferences[0].uid == dgd["metadata"]["uid"]
-            elif rendered.kind == "Role":
+            else:
                 forbidden(agent.apply, resource.from_dict(body), field_manager=rendered.manager)
 
 
-def test_agent_emits_events_through_both_apis(agent: Client, installed: Installed) -> None:
+def test_agent_emits_core_events_only(agent: Client, installed: Installed) -> None:
     ns = installed.watched
     core = {
         "metadata": {"name": f"g.{uuid.uuid4().hex[:8]}", "namespace": ns},
@@ -271,8 +277,37 @@ def test_agent_emits_events_through_both_apis(agent: Client, installed: Installe
         "regarding": core["involvedObject"],
         "note": "events.k8s.io event",
     }
-    agent.create(EventV1.from_dict(modern))
+    # The agent writes core v1 Events only: nothing grants the events.k8s.io API.
+    forbidden(agent.create, EventV1.from_dict(modern))
     forbidden(agent.delete, Event, made.metadata.name, namespace=ns)
+
+
+@pytest.mark.parametrize(
+    ("verb", "group", "resource", "subresource"),
+    [
+        ("patch", "nvidia.com", "dynamographdeployments", None),
+        ("update", "nvidia.com", "dynamographdeployments", "status"),
+        ("update", "nvidia.com", "dynamocomponentdeployments", None),
+        ("update", "apps", "deployments", None),
+        ("update", "", "services", None),
+        ("update", "grove.io", "podcliques", "scale"),
+        ("get", "grove.io", "podcliques", "scale"),
+        ("update", "", "events", None),
+        ("list", "apiextensions.k8s.io", "customresourcedefinitions", None),
+    ],
+)
+def test_agent_is_denied_verbs_it_never_uses(
+    agent: Client,
+    installed: Installed,
+    verb: str,
+    group: str,
+    resource: str,
+    subresource: str | None,
+) -> None:
+    """Issue 14 item 7: in a watched namespace too, only verbs its requests use."""
+    assert not can(
+        agent, verb, resource, group=group, namespace=installed.watched, subresource=subresource
+    )
 
 
 def test_agent_holds_only_its_own_lease(agent: Client, installed: Installed) -> None:
@@ -305,11 +340,10 @@ def test_agent_holds_only_its_own_lease(agent: Client, installed: Installed) -> 
         ("update", "nvidia.com", "dynamocomponentdeployments", "finalizers"),
         ("patch", "nvidia.com", "dynamocomponentdeployments", "status"),
         ("patch", "grove.io", "podcliquescalinggroups", "scale"),
-        ("list", "apiextensions.k8s.io", "customresourcedefinitions", None),
         ("create", "rbac.authorization.k8s.io", "rolebindings", None),
         ("create", "", "serviceaccounts", None),
         ("patch", "", "configmaps", None),
-        ("patch", "events.k8s.io", "events", None),
+        ("patch", "", "events", None),
     ],
 )
 def test_agent_is_allowed(
@@ -338,6 +372,14 @@ def test_agent_is_allowed(
         ("escalate", "rbac.authorization.k8s.io", "roles"),
         ("bind", "rbac.authorization.k8s.io", "roles"),
         ("create", "apiextensions.k8s.io", "customresourcedefinitions"),
+        # watchNamespaces=[watched]: no workload, Service or identity writes anywhere else
+        ("create", "", "services"),
+        ("delete", "", "services"),
+        ("create", "apps", "deployments"),
+        ("patch", "leaderworkerset.x-k8s.io", "leaderworkersets"),
+        ("create", "", "serviceaccounts"),
+        ("create", "rbac.authorization.k8s.io", "roles"),
+        ("list", "nvidia.com", "dynamographdeployments"),
     ],
 )
 def test_agent_is_denied_outside_its_job(

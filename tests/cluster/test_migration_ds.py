@@ -16,6 +16,7 @@ from tests.support.kube import (
     Kube,
     condition,
     controller,
+    error_events,
     events_for,
     names,
     ready_reason,
@@ -136,6 +137,13 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
         assert recorder.violations == []
 
 
+def _add_adapter(g: dict) -> None:
+    """prefill gets a scalingAdapter: the graph is no longer DS-eligible (fallback)."""
+    for c in g["spec"]["components"]:
+        if c["name"] == "prefill":
+            c["scalingAdapter"] = {}
+
+
 def _stale_deleted(kube: Kube, namespace: str) -> set[str]:
     """Names in the StaleWorkloadDeleted events of the graph ("Deleted <Kind> <name> ...")."""
     return {e["message"].split()[2] for e in events_for(kube, namespace, G, "StaleWorkloadDeleted")}
@@ -167,13 +175,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
         )
         ds_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
         with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
-
-            def add_adapter(g: dict) -> None:
-                for c in g["spec"]["components"]:
-                    if c["name"] == "prefill":
-                        c["scalingAdapter"] = {}
-
-            kube.edit_graph(namespace, G, add_adapter)
+            kube.edit_graph(namespace, G, _add_adapter)
             # DCDs are not made ready yet: the DS must stay while they are not
             eventually(
                 lambda: (
@@ -258,3 +260,90 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
             )
         assert recorder.violations == []
         assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1
+
+
+def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane, kube, namespace):
+    """Issue 14 item 1: the hand-back must not depend on the old DS still existing (deleted by
+    hand while the agent was down, then the graph falls back to the Component program)."""
+    kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the DS graph to be Ready",
+        )
+    graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
+    assert controller(kube.get("Service", namespace, f"{G}-decode"))["uid"] == graph_uid
+    kube.edit_graph(namespace, G, _add_adapter)
+    kube.delete(DS, namespace, G)
+    eventually(lambda: kube.get(DS, namespace, G) is None, deadline=DEADLINE, what="the DS gone")
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+
+        def handed_back() -> bool:
+            dcds = {
+                c: (kube.get(DCD, namespace, f"{G}-{c}") or {}).get("metadata", {}).get("uid")
+                for c in ("decode", "prefill")
+            }
+            return all(
+                dcds[c]
+                and controller(kube.get("Service", namespace, f"{G}-{c}")).get("uid") == dcds[c]
+                for c in dcds
+            ) and (ready_reason(kube, namespace, G) == "all_resources_are_ready")
+
+        eventually(
+            handed_back,
+            deadline=DEADLINE,
+            step=lambda: simulate_dcd_ready(kube, namespace),
+            what="the Services handed to the DCDs and the graph Ready",
+        )
+        eventually(
+            lambda: (
+                graph_uid
+                not in {
+                    r["uid"]
+                    for r in kube.get("Service", namespace, MODEL_SERVICE)["metadata"][
+                        "ownerReferences"
+                    ]
+                }
+            ),
+            deadline=DEADLINE,
+            what="the graph to leave the model Service",
+        )
+
+
+def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
+    control_plane, kube, namespace
+):
+    """Issue 14 item 2: the model Service changes controller (a DCD -> the graph) while both
+    reconcilers run; neither may act on a stale view of it (no spurious errors)."""
+    kube.create(ds_graph(namespace, G, ds_components(**MODEL)))
+    fake = FakeDsController(kube, namespace)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the Component graph to be Ready",
+        )
+        assert controller(kube.get("Service", namespace, MODEL_SERVICE))["kind"] == DCD
+        graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
+        kube.edit_graph(
+            namespace,
+            G,
+            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+        )
+        eventually(
+            lambda: (
+                names(kube, DCD, namespace) == {f"{G}-frontend"}
+                and controller(kube.get("Service", namespace, MODEL_SERVICE)).get("uid")
+                == graph_uid
+                and ready_reason(kube, namespace, G) == "all_resources_are_ready"
+            ),
+            deadline=DEADLINE,
+            step=_step(kube, namespace, fake),
+            what="the cutover to the DS with the model Service under the graph",
+        )
+        errors = error_events(kube, namespace)
+        assert not errors, "\n".join(errors)

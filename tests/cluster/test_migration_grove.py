@@ -7,7 +7,16 @@ from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
 from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, ds_components, ds_graph
-from tests.support.kube import DCD, DGD, DS, condition, controller, names, ready_reason
+from tests.support.kube import (
+    DCD,
+    DGD,
+    DS,
+    condition,
+    controller,
+    error_events,
+    names,
+    ready_reason,
+)
 from tests.support.polling import eventually
 
 
@@ -99,3 +108,40 @@ def test_ds_to_grove_keeps_the_ds_until_the_pcs_is_ready(control_plane, kube, na
             step=grove_step,
             what="the DS and the DCDs removed once the PCS is ready",
         )
+
+
+def test_component_to_grove_with_a_model_hands_the_model_service_over_cleanly(
+    control_plane, kube, namespace
+):
+    """Issue 14 item 2: the model Service moves from a DCD to the graph while both reconcilers
+    run; no write decided on a stale view of it fails or undoes the handoff."""
+    model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+    kube.create(ds_graph(namespace, "cg", ds_components(**model), **{ENABLE_GROVE: "false"}))
+
+    def step() -> None:
+        simulate_dcd_ready(kube, namespace)
+        simulate_grove(kube, namespace)
+
+    with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
+        eventually(
+            lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",
+            deadline=DEADLINE,
+            step=step,
+            what="the Component graph to be Ready",
+        )
+        assert controller(kube.get("Service", namespace, "dynamo-model-fb68f5a6"))["kind"] == DCD
+        graph_uid = kube.get(DGD, namespace, "cg")["metadata"]["uid"]
+        kube.edit_graph(namespace, "cg", lambda g: g["metadata"]["annotations"].pop(ENABLE_GROVE))
+        eventually(
+            lambda: (
+                not names(kube, DCD, namespace)
+                and controller(kube.get("Service", namespace, "dynamo-model-fb68f5a6")).get("uid")
+                == graph_uid
+                and ready_reason(kube, namespace, "cg") == "all_resources_are_ready"
+            ),
+            deadline=DEADLINE,
+            step=step,
+            what="the cutover to Grove with the model Service under the graph",
+        )
+        errors = error_events(kube, namespace)
+        assert not errors, "\n".join(errors)

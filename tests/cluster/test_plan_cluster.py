@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import orjson
 import pytest
 import yaml
 
@@ -312,3 +313,51 @@ def test_standalone_component(control_plane, namespace: str, kube) -> None:
     assert actions[f"Service/{namespace}/solo"] == "created"
     assert counter.writes == 0
     assert kube.list("Deployment", namespace) == []
+
+
+def test_plan_shows_the_status_writes_and_events_it_would_emit(
+    control_plane, namespace: str, kube
+) -> None:
+    """Issue 14 item 6: the status the agent would write and the events it would raise."""
+    kc = control_plane.kubeconfig
+    doc = _graph(namespace, "ev")
+    kube.create(doc)
+    with running_agent(kc, namespace=namespace):
+        eventually(lambda: _converged(kc, doc), deadline=60, what="convergence")
+    changed = _graph(namespace, "ev")
+    changed["spec"]["components"] = [component("frontend", "frontend", replicas=3)]
+    plan, counter = _plan(kc, changed)
+    graph_subject = f"DynamoGraphDeployment/{namespace}/ev"
+    frontend = dcd_name("ev", "frontend")
+    writes = {w.subject: w for w in plan.status_writes}
+    assert writes[graph_subject].manager == "syncagent/graph-status"
+    # the new generation is observed by the status the agent would write
+    live = kube.get("DynamoGraphDeployment", namespace, "ev")
+    assert f"+  observedGeneration: {live['metadata']['generation'] + 1}" in (
+        report.status_diff(writes[graph_subject])
+    )
+    events = {(e.subject, e.type, e.reason, e.message) for e in plan.events}
+    assert (
+        graph_subject,
+        "Normal",
+        "UpdateDynamoComponentDeployment",
+        f"Updated DynamoComponentDeployment {frontend}",
+    ) in events
+    assert (
+        graph_subject,
+        "Normal",
+        "DeleteDynamoComponentDeployment",
+        f"Deleted DynamoComponentDeployment {dcd_name('ev', 'decode')}",
+    ) in events
+    text = report.to_text(plan)
+    assert f"status (dry run): {graph_subject}  syncagent/graph-status" in text
+    assert f"event: Normal UpdateDynamoComponentDeployment on {graph_subject}: " in text
+    doc_json = orjson.loads(report.to_json(plan))
+    assert graph_subject in {w["subject"] for w in doc_json["statusWrites"]}
+    assert {
+        "subject": graph_subject,
+        "type": "Normal",
+        "reason": "DeleteDynamoComponentDeployment",
+        "message": f"Deleted DynamoComponentDeployment {dcd_name('ev', 'decode')}",
+    } in doc_json["events"]
+    assert counter.writes == 0

@@ -17,6 +17,11 @@ revision's children start at 0 and old ones get ``initial-replicas``; once the n
 at their size the next :meth:`sync` raises them to the role's replicas, then old children go to
 0, then old children are deleted. v0.9.0 moves in batches of ``maxSurge``; this fake moves whole
 steps. Drive it with :meth:`sync` from a polling loop.
+
+Readiness is per revision, as pods of one template become ready independently of another's:
+``ready`` (every revision) or ``ready_revisions`` (only those) say which children report ready
+replicas, so "old revision serving, new one not ready" can be staged; ``drain = False`` holds
+old children at their size (a rollout stuck before scale-down).
 """
 
 from __future__ import annotations
@@ -110,6 +115,9 @@ class FakeDsController:
         self.ns = namespace
         self.v010 = v010
         self.ready = True  # whether children report ready replicas
+        # When set, only children of these revisions report ready replicas.
+        self.ready_revisions: set[str] | None = None
+        self.drain = True  # whether old children are scaled down and deleted
         self.created: list[str] = []
 
     # -- reads -------------------------------------------------------------------------------
@@ -182,7 +190,7 @@ class FakeDsController:
                 for child in new:
                     self._scale(child, want(child))
             return
-        if not all(ready(c) for c in new):
+        if not all(ready(c) for c in new) or not self.drain:
             return
         if any(c["spec"].get("replicas", 1) != 0 for c in old):
             for child in old:
@@ -236,13 +244,18 @@ class FakeDsController:
             manager=MANAGER,
         )
 
+    def reports_ready(self, child: dict[str, Any]) -> bool:
+        if self.ready_revisions is not None:
+            return child["metadata"]["labels"].get(G + "revision") in self.ready_revisions
+        return self.ready
+
     def _write_status(self, child: dict[str, Any]) -> None:
         replicas = child["spec"].get("replicas", 1)
         status = {
             "observedGeneration": child["metadata"]["generation"],
             "replicas": replicas,
             "updatedReplicas": replicas,
-            "readyReplicas": replicas if self.ready else 0,
+            "readyReplicas": replicas if self.reports_ready(child) else 0,
         }
         current = child.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):

@@ -36,6 +36,7 @@ PATHS = {
     "Service": "/api/v1/namespaces/{ns}/services",
     "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
     "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
+    "Secret": "/api/v1/namespaces/{ns}/secrets",
     "Event": "/api/v1/namespaces/{ns}/events",
     "EndpointSlice": "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
@@ -167,6 +168,15 @@ def condition(obj: dict[str, Any] | None, type_: str) -> dict[str, Any]:
 
 def ready_reason(kube: Kube, ns: str, name: str) -> str:
     return condition(kube.get(DGD, ns, name), "Ready").get("reason", "")
+
+
+def error_events(kube: Kube, ns: str) -> list[str]:
+    """``Kind/name Reason: message`` of every reconcile error or ownership refusal event."""
+    return [
+        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']} {e['reason']}: {e['message']}"
+        for e in kube.list("Event", ns)
+        if e["reason"] in ("ReconcileError", "OwnershipConflict")
+    ]
 
 
 def events_for(kube: Kube, ns: str, name: str, reason: str) -> list[dict[str, Any]]:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from syncagent.programs.checkpoint_gate import Checkpoints
+from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
+from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import DictStore
-from tests.unit.support.graphs import worker
+from syncagent.programs.writes import Writer
+from syncagent.render.disaggregatedset import TEMPLATE_HASH
+from tests.unit.support.graphs import child, ds_object, graph, worker
+from tests.unit.test_ds_names import CAPS
 
 SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
 
@@ -170,3 +175,69 @@ def test_6_child_without_labels_maps_to_the_graph() -> None:
         },
     }
     assert ds_child_key(store)(wrong_uid) == []
+
+
+def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
+    """A DS graph in the middle of restart r1 (prefill in progress); the DS view's children
+    are ready at the live template hash; ``ds_restart_at`` is the roles' live restartAt."""
+
+    g = graph(
+        "ds",
+        components=[worker("decode", "decode"), worker("prefill", "prefill")],
+        annotations={"nvidia.com/enable-disaggregatedset": "true"},
+        restart={"id": "r1", "strategy": SEQ},
+    )
+    g["status"] = {
+        "restart": {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]},
+        "routing": {"pathway": "DisaggregatedSet"},
+    }
+    ds = ds_object()
+    ds["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoGraphDeployment",
+            "name": "ds",
+            "uid": g["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    annotations = {"nvidia.com/restartAt": ds_restart_at} if ds_restart_at else {}
+    ds["spec"]["roles"] = [
+        {
+            "name": role,
+            "metadata": {"annotations": {TEMPLATE_HASH: "f1"}},
+            "spec": {
+                "replicas": 1,
+                "leaderWorkerTemplate": {
+                    "leaderTemplate": {"metadata": {"annotations": annotations}}
+                },
+            },
+        }
+        for role in ("decode", "prefill")
+    ]
+    children = [
+        child(f"ds-aaaa-{role}", role=role, revision="aaaa", f_hash="f1")
+        for role in ("decode", "prefill")
+    ]
+    store = DictStore({"DisaggregatedSet": [ds], "LeaderWorkerSet": children})
+    return g, store, CAPS
+
+
+def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
+
+    writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
+    ctx = graph_context(g, caps, store=store, writer=writer, discovery_backend="kubernetes")
+    return DisaggregatedSetProgram()._prepare(ctx).restart
+
+
+def test_a_ds_view_without_this_restart_does_not_complete_it() -> None:
+    """Issue 14 item 4: the cache still shows the DS before this restart's write (its ready
+    children are the pre-restart pods): the restart has not rolled."""
+    g, store, caps = _restarting_graph_and_store(ds_restart_at=None)
+    assert _prepared_restart(g, store, caps) == {
+        "observedID": "r1",
+        "phase": "Restarting",
+        "inProgress": ["prefill"],
+    }
+    g, store, caps = _restarting_graph_and_store(ds_restart_at="r1")
+    assert _prepared_restart(g, store, caps)["phase"] == "Completed"

@@ -75,3 +75,45 @@ def test_plan_engine_compares_with_the_object_before_a_takeover() -> None:
     # Dry runs come from the engine's own verbs: nothing rewrites the client's requests.
     assert engine.dry_run
     assert engine.api.http.event_hooks["request"] == [engine.counter.hook]
+
+
+def _deployment(image: str, replicas: int) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "n", "managedFields": []},
+        "spec": {
+            "replicas": replicas,
+            "template": {"spec": {"containers": [{"name": "main", "image": image}]}},
+        },
+    }
+
+
+def test_two_writes_to_one_part_both_show() -> None:
+    # Issue 14 item 6: one dry run changes the image, another the replicas; each is dry-run
+    # against the real object, so each result repeats the other's old value.
+    live = _deployment("img:1", 1)
+    image = compose(None, live, _deployment("img:2", 1))
+    both = compose(image, live, _deployment("img:1", 3))
+    assert both["spec"]["replicas"] == 3
+    assert both["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
+    # and the other order
+    both = compose(compose(None, live, _deployment("img:1", 3)), live, _deployment("img:2", 1))
+    assert both["spec"] == _deployment("img:2", 3)["spec"]
+
+
+def test_a_field_one_write_removes_stays_removed() -> None:
+    live = _deployment("img:1", 1)
+    dropped = _deployment("img:1", 1)
+    del dropped["spec"]["replicas"]
+    out = compose(compose(None, live, dropped), live, _deployment("img:2", 1))
+    assert "replicas" not in out["spec"]
+    assert out["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
+
+
+def test_a_part_one_write_removes_is_absent_not_a_placeholder() -> None:
+    live = _deployment("img:1", 1)
+    live["spec"]["paused"] = True
+    out = compose(compose(None, live, live), live, _deployment("img:1", 1))
+    assert "paused" not in out["spec"]
+    assert out["spec"] == _deployment("img:1", 1)["spec"]

@@ -117,6 +117,8 @@ def test_json_schema_fields() -> None:
         "errors",
         "objects",
         "otherWrites",
+        "statusWrites",
+        "events",
     }
     assert set(doc["summary"]) == {
         "created",

@@ -49,7 +49,9 @@ async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
 async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     """Hand Services back and remove the old family once the DCDs serve."""
     leftovers = migration.other_pathways(ctx, PATHWAY)
-    if not leftovers or result.retry:
+    # The hand-back does not depend on the old workload still existing: a DS or PodCliqueSet
+    # deleted by hand (or its CRD removed) leaves Services the DCDs would otherwise wait for.
+    if result.retry or not (leftovers or _graph_holds_services(ctx)):
         return result
     env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
     dcds = generate_dcds(ctx.graph, env=env)
@@ -86,8 +88,9 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     else:
         remaining = leftovers
     stale_dcds = migration.stale_own(ctx, kinds.DCD, keep={d.name for d in dcds})
-    names = migration.describe(remaining + stale_dcds)
-    _replace_pathway(ctx, result.status, pathway_condition(ctx, stale=names))
+    if leftovers:
+        names = migration.describe(remaining + stale_dcds)
+        _replace_pathway(ctx, result.status, pathway_condition(ctx, stale=names))
     result.events = [*result.events, *ctx.writer.events[start:]]
     return result
 
@@ -107,6 +110,19 @@ async def _move_model(
         live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
     if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
         await leave(ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live)
+
+
+def _graph_holds_services(ctx: GraphContext) -> bool:
+    """Whether the graph still controls or co-owns a Service (none do on this pathway once
+    the hand-back is complete)."""
+    return any(
+        any(
+            r.get("uid") == ctx.uid
+            for r in (svc.get("metadata") or {}).get("ownerReferences") or ()
+        )
+        for svc in ctx.store.list("Service", ctx.namespace)
+        if not being_deleted(svc)
+    )
 
 
 def _components(ctx: GraphContext) -> list[dict[str, Any]]:

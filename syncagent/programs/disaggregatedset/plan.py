@@ -4,7 +4,7 @@ restart plan and the environment; and small readers of those live objects."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +14,11 @@ from syncagent.programs import ds_readiness, migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext
 from syncagent.programs.restart import RestartPlan
-from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
+from syncagent.programs.restart_coalescing import (
+    plan_ds_restart,
+    restart_values_from_ds,
+    restart_visible,
+)
 from syncagent.programs.view import Obj, environment
 from syncagent.render import Environment, GraphLive, Rendered
 from syncagent.render import labels as L
@@ -49,6 +53,8 @@ class Plan:
     graph_live: GraphLive
     restart: dict[str, Any] | None
     gated: bool
+    # The restart state again, with the DS not done (this reconcile modified it).
+    replan: Callable[[], RestartPlan] | None = None
     dcds: list[Rendered] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
 
@@ -69,7 +75,11 @@ def prepare(ctx: GraphContext) -> Plan:
     live_dcds = migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
     checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
     selected_names = [str(c["name"]) for c in selected]
-    restart = _restart(ctx, components, selected, roles, ds=ds, live_dcds=live_dcds)
+    gated = checkpoints.gated(selected_names)
+    restart_plan = _restart(
+        ctx, components, selected, roles, ds=ds, live_dcds=live_dcds, gated=gated
+    )
+    restart = restart_plan(ds_done=True)
     env = environment(
         ctx.store,
         ctx.namespace,
@@ -92,7 +102,8 @@ def prepare(ctx: GraphContext) -> Plan:
         env=env,
         graph_live=graph_live,
         restart=restart.status,
-        gated=checkpoints.gated(selected_names),
+        gated=gated,
+        replan=lambda: restart_plan(ds_done=False),
     )
 
 
@@ -104,9 +115,11 @@ def _restart(
     *,
     ds: Obj | None,
     live_dcds: list[Obj],
-) -> RestartPlan:
+    gated: bool,
+) -> Callable[..., RestartPlan]:
     """The restart plan (restart.md): a selected component is done when the live DS is ready,
-    any other when its DCD is."""
+    any other when its DCD is. ``ds_done=False`` plans again as if the DS were not ready (this
+    reconcile modified it)."""
     selected_names = [str(c["name"]) for c in selected]
     f_live = live_f(ds)
     children = ds_readiness.children_of(
@@ -118,19 +131,28 @@ def _restart(
         for c in selected
     ]
 
+    restart_id = str(((ctx.graph.get("spec") or {}).get("restart") or {}).get("id") or "")
+
     def done(component: str) -> bool:
         if component in selected_names:
+            # A gated DS has rolled nothing, and a DS view without this restart's value
+            # predates its write (the watch cache lags): its ready children are old pods.
+            if gated or not restart_visible(ds, roles, component, restart_id):
+                return False
             state = ds_readiness.ds_readiness(ds, children, roles=role_list, f_hash=f_live)
             return state.ready
         return readiness.dcd_done(by_dcd.get(component))
 
-    return plan_ds_restart(
-        (ctx.graph.get("spec") or {}).get("restart"),
-        ctx.previous.get("restart"),
-        [str(c["name"]) for c in components],
-        selected=selected_names,
-        done=done,
-    )
+    def restart_plan(*, ds_done: bool) -> RestartPlan:
+        return plan_ds_restart(
+            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.previous.get("restart"),
+            [str(c["name"]) for c in components],
+            selected=selected_names,
+            done=lambda c: done(c) and (ds_done or c not in selected_names),
+        )
+
+    return restart_plan
 
 
 def replicas(component: Mapping[str, Any]) -> int:

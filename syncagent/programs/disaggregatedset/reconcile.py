@@ -10,6 +10,7 @@ other pathways' objects go.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -85,6 +86,11 @@ class DsReconcile:
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         plan = prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
+        if modified and plan.replan is not None:
+            # "done when the DS is ready and was not modified in this reconcile" (§6.2)
+            again = plan.replan()
+            plan.restart = again.status
+            plan.graph_live = dataclasses.replace(plan.graph_live, restarting=again.annotate)
         await self._apply_identity(ctx, plan)
         await waitleader.sync_graph(ctx)
         latest = await self._apply_dcds(ctx, plan)

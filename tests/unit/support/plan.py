@@ -248,4 +248,6 @@ def sample_run(records: Records) -> PlanRun:
     run.inputs = []
     run.errors = []
     run.live = {}
+    run.status_writes = []
+    run.events = []
     return run
