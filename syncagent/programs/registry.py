@@ -126,7 +126,8 @@ class Registry:
     def rbac(self) -> dict[tuple[str, str], frozenset[str]]:
         """The verbs the agent needs per (API group, resource), from the watches."""
         read = frozenset({"get", "list", "watch"})
-        write = read | {"create", "patch", "update", "delete"}
+        # Server-side apply is PATCH (and create when it creates); the agent never sends PUT.
+        write = read | {"create", "patch", "delete"}
         out: dict[tuple[str, str], frozenset[str]] = {}
         for w in self.watched():
             key = (w.kind.group, w.kind.plural)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syncagent.programs.checkpoint_gate import Checkpoints
-from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
+from syncagent.programs.disaggregatedset.plan import prepare
 from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
@@ -227,7 +227,7 @@ def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
 
     writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
     ctx = graph_context(g, caps, store=store, writer=writer, discovery_backend="kubernetes")
-    return DisaggregatedSetProgram()._prepare(ctx).restart
+    return prepare(ctx).restart
 
 
 def test_a_ds_view_without_this_restart_does_not_complete_it() -> None:
