@@ -37,6 +37,10 @@ class ConvergenceCache:
         self._entries.move_to_end(key)
         return record == (digest, resource_version)
 
+    def recorded(self, key: CacheKey) -> tuple[str, str] | None:
+        """The (digest, resourceVersion) last recorded for ``key``, if any."""
+        return self._entries.get(key)
+
     def record(self, key: CacheKey, *, digest: str, resource_version: str) -> None:
         if not resource_version:
             return

@@ -1,12 +1,20 @@
-"""The apply engine: write only what changes, prove convergence without requests (design §4.2).
+"""The apply engine: write only what changes, prove convergence without requests (design §4.2,
+as amended by docs/write-protocol.md).
 
 1. A cache record (desired digest, live resourceVersion) proves convergence: no request.
-2. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
-   the write then takes the fields over). Skipped when the engine's own GET found no object.
-   The options' ``on_conflict`` may name conflicting paths to *yield*: they are left out of the
-   desired object and the dry run runs again (design §4.4, a fight backs off this way).
-3. The dry-run result is compared with the live object (compare.py); equal means no write.
-4. Otherwise the real apply; the resulting resourceVersion is recorded.
+2. When a write is certain (``certain.py``: the object is absent, our manager has no entry on
+   it, or our desired object changed since we converged it), the write itself asks: a
+   non-forced apply; on 409 the conflicts are recorded (or yielded, below) and, for a forced
+   apply, the apply is forced. One request in the common case.
+3. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
+   the write then takes the fields over). The options' ``on_conflict`` may name conflicting
+   paths to *yield*: they are left out of the desired object and the apply (or dry run) runs
+   again (design §4.4, a fight backs off this way).
+4. The dry-run result is compared with the live object (compare.py); equal means no write.
+5. Otherwise the real apply; the resulting resourceVersion is recorded.
+
+A write to an object the caller saw carries its UID, so it never re-creates an object that was
+deleted meanwhile (``certain.with_uid``).
 
 Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. An engine made with
 ``dry_run=True`` never writes: applies are plans, and patches, deletes and takeovers are
@@ -24,6 +32,7 @@ import anyio
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.cache import CacheKey, ConvergenceCache
+from syncagent.ssa.certain import with_uid, write_is_certain
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
@@ -50,6 +59,7 @@ class _Plan:
     yielded: tuple[Conflict, ...] = ()
     differences: tuple[str, ...] = ()
     converged: bool = False
+    certain: bool = False  # the write decides (no dry run): see certain.py
     error: SsaError | None = field(default=None, repr=False)
 
     @property
@@ -268,7 +278,7 @@ class Engine:
         self, desired: Mapping[str, Any], options: ApplyOptions, live: Live
     ) -> ChangeSetEntry:
         plan = self._plan(desired, options)
-        await self._prepare(plan, live)
+        await self._prepare(plan, live, shortcut=False)
         if plan.result is None:  # absent, or a forced plan that conflicted
             plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
             plan.differences = tuple(self._differences(plan))
@@ -290,8 +300,11 @@ class Engine:
             options=options,
         )
 
-    async def _prepare(self, plan: _Plan, live: Live) -> None:
-        """Everything up to the decision: live view, cache, dry run, comparison."""
+    async def _prepare(self, plan: _Plan, live: Live, *, shortcut: bool = True) -> None:
+        """Everything up to the decision: live view, cache, dry run, comparison.
+
+        ``shortcut``: when a write is certain, leave the decision to the write (a plan cannot).
+        """
         await self.api.resolve(plan.ref)
         plan.live = await self._live(plan.ref, live)
         if live is None and plan.live is None:
@@ -303,6 +316,16 @@ class Engine:
             plan.key, digest=plan.digest, resource_version=rv
         ):
             plan.converged, plan.result = True, plan.live
+            return
+        if shortcut and write_is_certain(
+            plan.desired,
+            plan.live,
+            manager=plan.manager,
+            subresource=plan.subresource,
+            recorded=self.cache.recorded(plan.key),
+            digest=plan.digest,
+        ):
+            plan.certain = True
             return
         for attempt in range(_YIELD_ROUNDS):
             try:
@@ -340,21 +363,55 @@ class Engine:
         if plan.converged and plan.result is not None:
             self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(plan.live))
             return self._entry(plan, plan.result)
-        result = await self.api.apply(
+        if plan.certain:
+            result = await self._write_asking(plan)
+        else:
+            result = await self._write(plan, force=plan.options.force)
+        self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(result))
+        if plan.certain:
+            plan.differences = tuple(self._differences_after_write(plan, result))
+            plan.converged = not plan.differences
+        return self._entry(plan, result)
+
+    async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
+        """A certain write: non-forced; on 409 record the conflicts (or yield some paths and
+        ask again), then force if the options do. Same information as dry run + write, in one
+        request when nothing conflicts."""
+        for attempt in range(_YIELD_ROUNDS):
+            try:
+                return await self._write(plan, force=False)
+            except ConflictError as err:
+                if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
+                    continue
+                if not plan.options.force:
+                    raise
+                plan.conflicts = err.conflicts
+                break
+        return await self._write(plan, force=True)
+
+    async def _write(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
+        return await self.api.apply(
             plan.ref,
-            plan.desired,
+            with_uid(plan.desired, plan.live),
             manager=plan.manager,
-            force=plan.options.force,
+            force=force,
             dry_run=False,
             subresource=plan.subresource,
         )
-        self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(result))
-        return self._entry(plan, result)
+
+    def _differences_after_write(self, plan: _Plan, result: dict[str, Any]) -> list[str]:
+        if plan.live is None:
+            return ["(object does not exist)"]
+        if _rv(result) == _rv(plan.live):
+            return []  # the server found nothing to change and stored nothing
+        return differences(
+            plan.live, result, manager=plan.manager, subresource=plan.subresource
+        ) or ["managedFields"]
 
     async def _dry_run(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
         return await self.api.apply(
             plan.ref,
-            plan.desired,
+            with_uid(plan.desired, plan.live),
             manager=plan.manager,
             force=force,
             dry_run=True,
