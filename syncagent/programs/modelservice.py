@@ -46,7 +46,7 @@ async def ensure(
     if being_deleted(live):
         return live
     if live is None:
-        entry = await writer.apply_owned(rendered, owner=owner, live=None, shared=True)
+        entry = await writer.apply_owned(rendered, owner=owner, live=None)
         joined = await join(
             writer.engine, entry.object, owner=owner, scheme=SCHEME, live=entry.object
         )

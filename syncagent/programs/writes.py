@@ -88,12 +88,12 @@ class Writer:
         owner: OwnerRef,
         live: Mapping[str, Any] | None,
         known: bool = False,
-        shared: bool = False,
     ) -> ChangeSetEntry:
         """Create or update ``rendered`` controlled by ``owner``; returns the content entry.
 
         ``live`` comes from a watch cache; ``known=False`` means the cache cannot tell (the
-        engine then reads the object). ``shared``: a co-owned object (``apply_controlled``).
+        engine then reads the object). A ``rendered.shared`` object keeps the co-owned create
+        protocol (``apply_controlled``).
         A write to an object ``live`` shows carries its UID, so when the object vanished
         meanwhile (garbage collection of its owner, a user) the write fails instead of
         re-creating it without its owner reference; the next reconcile decides again.
@@ -113,7 +113,7 @@ class Writer:
                 controller=owner,
                 scheme=SCHEME,
                 live=_live_arg(live, known=known),
-                shared=shared,
+                shared=rendered.shared,
             )
         except SsaError as err:
             self._count(rendered.kind, "error")

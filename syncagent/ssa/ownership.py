@@ -251,6 +251,11 @@ def old_controller_to_release(
     return old if own in others else None
 
 
+def reference_holders(live: Mapping[str, Any], uid: str) -> set[str]:
+    """Managers holding the (atomic) ownerReferences item of ``uid``."""
+    return _holders(live, uid)
+
+
 def _holders(live: Mapping[str, Any], uid: str) -> set[str]:
     """Managers holding the (atomic) ownerReferences item of ``uid``."""
     return managedfields.managers_under(live, (*_REFS, Key((("uid", uid),))))

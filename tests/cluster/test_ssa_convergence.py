@@ -137,7 +137,8 @@ async def test_status_apply_converges_and_honours_resource_version(async_client,
         "subresource": "status",
         "resource_version_precondition": True,
     }
-    written = await engine.apply(status, **kw)
+    options = ApplyOptions(**kw)
+    written = await engine.apply(status, options)
     assert written.action == "configured"
     assert written.object["status"]["replicas"] == 1
     assert written.object["spec"] == pcs.object["spec"]
@@ -145,12 +146,12 @@ async def test_status_apply_converges_and_honours_resource_version(async_client,
         **status,
         "metadata": {**status["metadata"], "resourceVersion": written.resource_version},
     }
-    again = await Engine(async_client).apply(fresh, **kw)
+    again = await Engine(async_client).apply(fresh, options)
     assert again.action == "unchanged"
     # The stale resourceVersion is now a failed precondition, not a silent overwrite.
     with pytest.raises(PreconditionError, match=r"^PodCliqueSet/"):
         await Engine(async_client).apply(
-            {**status, "status": {**status["status"], "replicas": 2}}, **kw
+            {**status, "status": {**status["status"], "replicas": 2}}, options
         )
 
 
