@@ -30,6 +30,7 @@ from syncagent.programs.workload import ComponentContext, WorkloadProgram
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
+from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.workers import Result
 from syncagent.ssa import ApplyOptions, Engine, PreconditionError
@@ -60,6 +61,7 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
+    latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -111,6 +113,8 @@ class Reconcilers:
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
             self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
+            if self.latency is not None:
+                self.latency.written(key, int(ctx.graph["metadata"].get("generation") or 0))
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:

@@ -36,6 +36,7 @@ from syncagent.runtime.cache import (
     split_key,
 )
 from syncagent.runtime.client import ClientConfigError, make_client
+from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.leader import LeaseConfig, default_identity
 from syncagent.runtime.logging import configure_logging
 from syncagent.runtime.manager import Manager, ManagerOptions
@@ -334,6 +335,9 @@ def wire(
     )
     checkpoints = watch("DynamoCheckpoint", "nvidia.com", "v1alpha1", "dynamocheckpoints")
 
+    latency = ChangeLatency(manager.metrics.graph_status_latency)
+    for cache in graphs:
+        cache.add_handler(latency.handle)
     reconcilers = Reconcilers(
         engine=Engine(client),
         store=store,
@@ -342,6 +346,7 @@ def wire(
         metrics=manager.metrics,
         discovery_backend=args.discovery_backend,
         fights=Fights(FightDetector(fights), recorder=manager.events, metrics=manager.metrics),
+        latency=latency,
     )
     backoff = Backoff(base=1.0, cap=300.0)
 
