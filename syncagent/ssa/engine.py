@@ -31,7 +31,7 @@ import anyio
 
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
-from syncagent.ssa.cache import CacheKey, ConvergenceCache
+from syncagent.ssa.cache import CacheKey, ConvergenceCache, fingerprint
 from syncagent.ssa.certain import with_uid, write_is_certain
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
@@ -313,7 +313,7 @@ class Engine:
             return
         rv = _rv(plan.live)
         if plan.live is not None and self.cache.converged(
-            plan.key, digest=plan.digest, resource_version=rv
+            plan.key, digest=plan.digest, resource_version=rv, fingerprint=self._print(plan)
         ):
             plan.converged, plan.result = True, plan.live
             return
@@ -361,17 +361,29 @@ class Engine:
 
     async def _finish(self, plan: _Plan) -> ChangeSetEntry:
         if plan.converged and plan.result is not None:
-            self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(plan.live))
+            self._record(plan, plan.live)
             return self._entry(plan, plan.result)
         if plan.certain:
             result = await self._write_asking(plan)
         else:
             result = await self._write(plan, force=plan.options.force)
-        self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(result))
+        self._record(plan, result)
         if plan.certain:
             plan.differences = tuple(self._differences_after_write(plan, result))
             plan.converged = not plan.differences
         return self._entry(plan, result)
+
+    def _print(self, plan: _Plan, obj: Mapping[str, Any] | None = None) -> str:
+        target = plan.live if obj is None else obj
+        return fingerprint(target, plan.desired, subresource=plan.subresource)
+
+    def _record(self, plan: _Plan, obj: Mapping[str, Any] | None) -> None:
+        self.cache.record(
+            plan.key,
+            digest=plan.digest,
+            resource_version=_rv(obj),
+            fingerprint=self._print(plan, obj),
+        )
 
     async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
         """A certain write: non-forced; on 409 record the conflicts (or yield some paths and

@@ -68,3 +68,26 @@ def test_a_write_to_a_seen_object_carries_its_uid_and_leaves_the_desired_object_
     assert targeted["metadata"]["uid"] == "u1"
     assert "uid" not in DESIRED["metadata"]
     assert with_uid(DESIRED, None) is DESIRED
+
+
+def test_a_status_only_change_keeps_a_spec_objects_record_converged():
+    from syncagent.kube.objects import ObjectRef
+    from syncagent.ssa.cache import CacheKey, ConvergenceCache, fingerprint
+
+    desired = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}, "spec": {}}
+    obj = {"metadata": {"generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"}}
+    key = CacheKey.of(ObjectRef("apps/v1", "Deployment", "a", "ns"), manager="me")
+    cache = ConvergenceCache()
+    cache.record(key, digest="d", resource_version="7", fingerprint=fingerprint(obj, desired))
+    status_only = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "9"}}
+    relabelled = {**status_only, "metadata": {**status_only["metadata"], "labels": {"a": "2"}}}
+    respec = {**status_only, "metadata": {**status_only["metadata"], "generation": 3}}
+    for view, converged in ((status_only, True), (relabelled, False), (respec, False)):
+        print_ = fingerprint(view, desired)
+        assert (
+            cache.converged(key, digest="d", resource_version="9", fingerprint=print_) is converged
+        )
+    # No generation (a Service, a Role), more than spec, or a status apply: no fingerprint.
+    assert fingerprint({"metadata": {}}, desired) == ""
+    assert fingerprint(obj, {**desired, "rules": []}) == ""
+    assert fingerprint(obj, desired, subresource="status") == ""
