@@ -32,6 +32,7 @@ from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.workers import Result
 from syncagent.ssa import ApplyOptions, Engine, PreconditionError
 
@@ -62,6 +63,7 @@ class Reconcilers:
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
+    shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -128,6 +130,8 @@ class Reconcilers:
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
             return None
+        if self._standalone(dcd) and not self.shard.matches(dcd["metadata"].get("labels")):
+            return None  # another shard's (runtime/shard.py)
         if caps is None:
             return Result(requeue_after=1.0)
         writer = Writer(
@@ -166,6 +170,12 @@ class Reconcilers:
             return live is None or (live.get("metadata") or {}).get("uid") != graph_ref.get("uid")
         graph_name = (meta.get("labels") or {}).get(GRAPH_LABEL)
         return not refs and bool(graph_name)
+
+    @staticmethod
+    def _standalone(dcd: Obj) -> bool:
+        meta = dcd.get("metadata") or {}
+        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
+        return not refs and not (meta.get("labels") or {}).get(GRAPH_LABEL)
 
     # -- shared -------------------------------------------------------------------------------
     async def _write_status(

@@ -15,6 +15,7 @@ import anyio
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import add_capability_argument, duration, positive_int
+from syncagent.cli.shard_flags import add_shard_arguments, shard_settings
 from syncagent.controller import Reconcilers
 from syncagent.programs.capabilities import (
     GROUP_VERSIONS,
@@ -42,6 +43,7 @@ from syncagent.runtime.logging import configure_logging
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import default_metrics
 from syncagent.runtime.queue import WorkQueue
+from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
 from syncagent.ssa import Engine
@@ -103,6 +105,7 @@ def register(subparsers: Any) -> None:
         help="reconciles running at once per controller (default 4)",
     )
     add_capability_argument(p)
+    add_shard_arguments(p)
     p.add_argument(
         "--discovery-backend",
         choices=("kubernetes", "etcd"),
@@ -217,12 +220,13 @@ def run(args: argparse.Namespace) -> int:
         client = make_client(kubeconfig=args.kubeconfig, context=args.context)
     except ClientConfigError as err:
         raise UserError(str(err)) from None
+    shard = shard_settings(args)
     lease = None
     if args.leader_elect:
         try:
             lease = LeaseConfig(
                 namespace=args.leader_election_namespace or default_lease_namespace(),
-                name=args.leader_election_id,
+                name=shard.lease_name(args.leader_election_id),
                 identity=default_identity(),
                 lease_duration=args.leader_election_lease_duration,
                 renew_deadline=args.leader_election_renew_deadline,
@@ -247,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UserError(str(err)) from None
     manager = Manager(client, options, metrics=default_metrics())
-    wire(manager, client, args, fights=fight_policy)
+    wire(manager, client, args, fights=fight_policy, shard=shard)
     health = None if args.health_probe_bind_address == "0" else args.health_probe_bind_address
     try:
         anyio.run(_serve, manager, health)
@@ -279,9 +283,16 @@ def _find(err: BaseException, kind: type[BaseException]) -> BaseException | None
 
 
 def wire(
-    manager: Manager, client: Any, args: argparse.Namespace, *, fights: FightPolicy | None = None
+    manager: Manager,
+    client: Any,
+    args: argparse.Namespace,
+    *,
+    fights: FightPolicy | None = None,
+    shard: ShardSettings | None = None,
 ) -> Reconcilers:
-    """Watches, caches, the two controllers and the handlers that connect them."""
+    """Watches, caches, the two controllers and the handlers that connect them. A ``shard``
+    watches only its graphs (runtime/shard.py)."""
+    shard = shard or ShardSettings()
     manager.watches = WatchSet(
         client,
         metrics=manager.metrics,
@@ -301,7 +312,13 @@ def wire(
             caches.append(cache)
         return caches
 
-    graphs = watch(DGD_KIND, "nvidia.com", "v1beta1", "dynamographdeployments")
+    graphs = watch(
+        DGD_KIND,
+        "nvidia.com",
+        "v1beta1",
+        "dynamographdeployments",
+        label_selector=shard.selector or None,
+    )
     components = watch(DCD_KIND, "nvidia.com", "v1beta1", "dynamocomponentdeployments")
     workloads = watch("Deployment", "apps", "v1", "deployments", label_selector=COMPONENT_LABEL)
     workloads += watch(
@@ -347,6 +364,7 @@ def wire(
         discovery_backend=args.discovery_backend,
         fights=Fights(FightDetector(fights), recorder=manager.events, metrics=manager.metrics),
         latency=latency,
+        shard=shard,
     )
     backoff = Backoff(base=1.0, cap=300.0)
 
