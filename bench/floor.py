@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lightkube import Client, KubeConfig
@@ -30,7 +31,6 @@ import floor_support as fs  # noqa: E402
 
 from syncagent.devcluster import ControlPlane  # noqa: E402
 from tests.support.agent import Agent, Metrics  # noqa: E402
-from tests.support.fake_workloads import simulate_ready  # noqa: E402
 from tests.support.kube import DGD, Kube  # noqa: E402
 from tests.support.polling import eventually  # noqa: E402
 
@@ -42,8 +42,11 @@ def create_graphs(kube: Kube, namespace: str, count: int) -> list[dict]:
     return [kube.create(g) for g in fs.graphs(namespace, count)]
 
 
+POOL = ThreadPoolExecutor(max_workers=8)
+
+
 def all_ready(kube: Kube, namespace: str, count: int) -> bool:
-    simulate_ready(kube, namespace)
+    fs.simulate_ready(kube, namespace, POOL)
     ready = 0
     for g in kube.list(DGD, namespace):
         conditions = (g.get("status") or {}).get("conditions") or []
@@ -215,12 +218,47 @@ def change_one(kube: Kube, agent: Agent) -> None:
     print(f"one changed component (g0000 decode image): objects written: {', '.join(moved)}")
 
 
+def split(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) -> None:
+    """Two shards with disjoint selectors converge ``count`` graphs in a fresh namespace."""
+    fs.create_namespace(kube, "shards")
+    for i, g in enumerate(fs.graphs("shards", count)):
+        g["metadata"]["labels"] = {"shard": "a" if i % 2 == 0 else "b"}
+        kube.create(g)
+    shards = {"a": "shard in (a)", "b": "shard notin (a)"}
+    agents = {
+        name: Agent(kubeconfig, "--shard-name", name, "--shard-selector", selector,
+                    "--concurrency", str(args.concurrency), namespace="shards")
+        for name, selector in shards.items()
+    }  # fmt: skip
+    try:
+        start = time.monotonic()
+        eventually(lambda: all_ready(kube, "shards", count), deadline=3600, what="shards Ready")
+        print(f"two shards: all {count} graphs Ready after {time.monotonic() - start:.1f}s")
+        total = 0.0
+        for name, agent in agents.items():
+            m = agent.scrape()
+            cached = m.sum("syncagent_cache_objects", resource="shards/dynamographdeployments")
+            created = m.sum(
+                "syncagent_apply_actions_total", kind="DynamoComponentDeployment", result="created"
+            )
+            total += created
+            print(
+                f"  shard {name}: {cached:.0f} graphs cached, {created:.0f} DCDs created, "
+                f"RSS {fs.rss_mb(agent.proc.pid):.0f} MB"
+            )
+        print(f"  DCDs created by both shards together: {total:.0f} (graphs x 4 = {4 * count})")
+    finally:
+        for agent in agents.values():
+            agent.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--resync", type=float, default=60.0, help="agent resync period (s)")
     parser.add_argument("--skip-agent-checks", action="store_true")
+    parser.add_argument("--shards", action="store_true", help="also split the graphs in 2 shards")
     args = parser.parse_args()
     with ControlPlane(extra_crds=sorted((REPO / "crds").glob("*.yaml"))) as plane:
         client = Client(config=KubeConfig.from_file(str(plane.kubeconfig)), field_manager="bench")
@@ -240,6 +278,8 @@ def main() -> int:
                 change_one(kube, agent)
             finally:
                 agent.stop()
+        if args.shards:
+            split(kube, plane.kubeconfig, args.graphs, args)
     return 0
 
 

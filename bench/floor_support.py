@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from syncagent.render import Environment, Rendered, render_graph
+from tests.support.fake_workloads import _deployment_ready as deployment_ready
 from tests.support.graphs import component, graph
 from tests.support.kube import DCD, DGD, PATHS, Kube
 
@@ -168,6 +169,31 @@ def bare_loop(kube: Kube, created: list[dict[str, Any]], *, concurrency: int) ->
                 )
             )
     return {"objects": len(rendered), "status owners": len(owners)}
+
+
+def simulate_ready(kube: Kube, namespace: str, pool: ThreadPoolExecutor) -> int:
+    """The fake kubelet of tests/support/fake_workloads.py, writing in parallel: a ready status
+    on every Deployment whose status is behind. Returns how many it wrote."""
+    behind = []
+    for obj in kube.list("Deployment", namespace):
+        meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
+        live = obj.get("status") or {}
+        if live.get("observedGeneration") != meta["generation"] or live.get("replicas") != replicas:
+            behind.append((meta["name"], deployment_ready(meta["generation"], replicas)))
+    list(
+        pool.map(
+            lambda item: kube.merge(
+                "Deployment",
+                namespace,
+                item[0],
+                {"status": item[1]},
+                sub="status",
+                manager="test-kubelet",
+            ),
+            behind,
+        )
+    )
+    return len(behind)
 
 
 def percentile(buckets: list[tuple[float, float]], q: float) -> float:
