@@ -35,6 +35,14 @@ from tests.support.kube import DGD, Kube  # noqa: E402
 from tests.support.polling import eventually  # noqa: E402
 
 READY = "all_resources_are_ready"
+KINDS = (
+    "DynamoComponentDeployment",
+    "Deployment",
+    "Service",
+    "ServiceAccount",
+    "Role",
+    "RoleBinding",
+)
 
 
 def create_graphs(kube: Kube, namespace: str, count: int) -> list[dict]:
@@ -157,18 +165,7 @@ def restart(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) 
         scrape.sum("syncagent_apply_actions_total", result=r) for r in ("created", "configured")
     )
     counts = fs.mutating(before, after)
-    objects = sum(
-        1
-        for kind in (
-            "DynamoComponentDeployment",
-            "Deployment",
-            "Service",
-            "ServiceAccount",
-            "Role",
-            "RoleBinding",
-        )
-        for _ in kube.list(kind, "agent")
-    )
+    objects = sum(len(kube.list(kind, "agent")) for kind in KINDS)
     print(
         f"after a restart: {changed:.0f} changing writes, {sum(counts.values())} mutating "
         f"requests (dry runs {fs.dry_runs(before, after)}) for {objects} objects, "
@@ -178,14 +175,7 @@ def restart(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) 
 
 
 def change_one(kube: Kube, agent: Agent) -> None:
-    kinds = (
-        "DynamoComponentDeployment",
-        "Deployment",
-        "Service",
-        "ServiceAccount",
-        "Role",
-        "RoleBinding",
-    )
+    kinds = KINDS
     versions = {
         (k, o["metadata"]["name"]): o["metadata"]["resourceVersion"]
         for k in kinds

@@ -59,7 +59,7 @@ class ConvergenceCache:
     request."""
 
     def __init__(self, *, max_entries: int = 200_000) -> None:
-        self._entries: OrderedDict[CacheKey, tuple[str, str, str]] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, tuple[str, str, str, bool]] = OrderedDict()
         self._max = max_entries
 
     def converged(
@@ -72,16 +72,23 @@ class ConvergenceCache:
         return record[1] == resource_version or (bool(fingerprint) and record[2] == fingerprint)
 
     def recorded(self, key: CacheKey) -> tuple[str, str] | None:
-        """The (digest, resourceVersion) last recorded for ``key``, if any."""
+        """The (digest, resourceVersion) last recorded for ``key``, if any. A ``partial``
+        record (some paths were yielded) says nothing about the caller's whole intent."""
         record = self._entries.get(key)
-        return None if record is None else (record[0], record[1])
+        return None if record is None or record[3] else (record[0], record[1])
 
     def record(
-        self, key: CacheKey, *, digest: str, resource_version: str, fingerprint: str = ""
+        self,
+        key: CacheKey,
+        *,
+        digest: str,
+        resource_version: str,
+        fingerprint: str = "",
+        partial: bool = False,
     ) -> None:
         if not resource_version:
             return
-        self._entries[key] = (digest, resource_version, fingerprint)
+        self._entries[key] = (digest, resource_version, fingerprint, partial)
         self._entries.move_to_end(key)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)

@@ -23,7 +23,7 @@ server-side dry runs (``syncagent plan`` runs the programs on such an engine).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,18 +327,9 @@ class Engine:
         ):
             plan.certain = True
             return
-        for attempt in range(_YIELD_ROUNDS):
-            try:
-                plan.result = await self._dry_run(plan, force=False)
-                break
-            except ConflictError as err:
-                if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
-                    continue
-                if not plan.options.force:
-                    raise
-                # A conflict means the forced write changes something: no second dry run.
-                plan.conflicts = err.conflicts
-                return
+        plan.result = await self._ask(plan, self._dry_run)
+        if plan.result is None:
+            return  # a conflict means the forced write changes something: no second dry run
         if _rv(plan.result) != rv:
             # The caller's view was stale (a dry run does not bump resourceVersion, and a
             # dry-run create has none): compare with the object as it is now.
@@ -383,23 +374,33 @@ class Engine:
             digest=plan.digest,
             resource_version=_rv(obj),
             fingerprint=self._print(plan, obj),
+            partial=bool(plan.yielded),
         )
 
     async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
         """A certain write: non-forced; on 409 record the conflicts (or yield some paths and
         ask again), then force if the options do. Same information as dry run + write, in one
         request when nothing conflicts."""
+        result = await self._ask(plan, self._write)
+        return result if result is not None else await self._write(plan, force=True)
+
+    async def _ask(
+        self, plan: _Plan, send: Callable[..., Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any] | None:
+        """``send`` non-forced (a dry run or a write); on 409 leave out what the caller yields
+        and ask again. Conflicts left: raised for a non-forced apply, else recorded on the plan
+        and None returned (the caller forces)."""
         for attempt in range(_YIELD_ROUNDS):
             try:
-                return await self._write(plan, force=False)
+                return await send(plan, force=False)
             except ConflictError as err:
                 if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
                     continue
                 if not plan.options.force:
                     raise
                 plan.conflicts = err.conflicts
-                break
-        return await self._write(plan, force=True)
+                return None
+        return None
 
     async def _write(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
         return await self.api.apply(

@@ -91,3 +91,16 @@ def test_a_status_only_change_keeps_a_spec_objects_record_converged():
     assert fingerprint({"metadata": {}}, desired) == ""
     assert fingerprint(obj, {**desired, "rules": []}) == ""
     assert fingerprint(obj, desired, subresource="status") == ""
+
+
+def test_a_record_of_a_yielded_apply_proves_no_certain_write():
+    # Paths left to another manager during a fight: the recorded digest is not the caller's
+    # whole intent, so a later apply asks a dry run (and the fight hook) instead of writing.
+    from syncagent.kube.objects import ObjectRef
+    from syncagent.ssa.cache import CacheKey, ConvergenceCache
+
+    key = CacheKey.of(ObjectRef("v1", "ConfigMap", "a", "ns"), manager="me")
+    cache = ConvergenceCache()
+    cache.record(key, digest="pruned", resource_version="7", partial=True)
+    assert cache.recorded(key) is None
+    assert not certain(DESIRED, live(MINE, rv="7"), recorded=cache.recorded(key), digest="full")
