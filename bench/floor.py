@@ -109,13 +109,31 @@ def report_convergence(count: int, floor_fig: tuple, agent: Agent) -> None:
 
 
 def report_agent(agent: Agent) -> None:
-    scrape = agent.scrape()
+    m = agent.scrape()
     print(f"agent RSS after convergence: {fs.rss_mb(agent.proc.pid):.0f} MB")
-    buckets = fs.histogram(scrape.samples, "syncagent_graph_change_to_status_seconds")
+    buckets = fs.histogram(m.samples, "syncagent_graph_change_to_status_seconds")
     p50, p99 = fs.percentile(buckets, 0.5), fs.percentile(buckets, 0.99)
     print(
         f"graph change -> status write: p50 {p50:.2f}s, p99 {p99:.2f}s "
         f"({int(buckets[-1][1]) if buckets else 0} observations)"
+    )
+
+
+def scrape(agent: Agent) -> Metrics | None:
+    """The agent's metrics, or None while it is too busy to answer (a loaded machine)."""
+    try:
+        return agent.scrape()
+    except OSError:
+        return None
+
+
+def passed(agent: Agent, count: int) -> bool:
+    m = scrape(agent)
+    return (
+        m is not None
+        and m.sum("syncagent_reconcile_total", controller="dgd") >= count
+        and m.sum("syncagent_reconcile_total", controller="dcd") >= 4 * count
+        and m.sum("syncagent_workqueue_depth") == 0
     )
 
 
@@ -131,7 +149,9 @@ def resync(agent: Agent, count: int, period: float) -> None:
     done = base.sum("syncagent_reconcile_total", controller="dgd") + 2 * count
     after = eventually(
         lambda: (
-            (m := agent.scrape()).sum("syncagent_reconcile_total", controller="dgd") >= done and m
+            (m := scrape(agent)) is not None
+            and m.sum("syncagent_reconcile_total", controller="dgd") >= done
+            and m
         ),
         deadline=4 * period + 600,
         what="two full resyncs",
@@ -150,26 +170,18 @@ def restart(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) 
         f"{args.resync}s",
         namespace="agent",
     )
-    eventually(
-        lambda: (
-            agent.scrape().sum("syncagent_reconcile_total", controller="dgd") >= count
-            and agent.scrape().sum("syncagent_reconcile_total", controller="dcd") >= 4 * count
-            and agent.scrape().sum("syncagent_workqueue_depth") == 0
-        ),
-        deadline=1800,
-        what="a full pass after the restart",
-    )
+    eventually(lambda: passed(agent, count), deadline=3600, what="a full pass after the restart")
     after = fs.server_requests(kube)
-    scrape = agent.scrape()
+    metrics = agent.scrape()
     changed = sum(
-        scrape.sum("syncagent_apply_actions_total", result=r) for r in ("created", "configured")
+        metrics.sum("syncagent_apply_actions_total", result=r) for r in ("created", "configured")
     )
     counts = fs.mutating(before, after)
     objects = sum(len(kube.list(kind, "agent")) for kind in KINDS)
     print(
         f"after a restart: {changed:.0f} changing writes, {sum(counts.values())} mutating "
         f"requests (dry runs {fs.dry_runs(before, after)}) for {objects} objects, "
-        f"{scrape.requests():.0f} requests in all incl. lists/watches"
+        f"{metrics.requests():.0f} requests in all incl. lists/watches"
     )
     return agent
 
@@ -181,6 +193,8 @@ def change_one(kube: Kube, agent: Agent) -> None:
         for k in kinds
         for o in kube.list(k, "agent")
     }
+    hist = "syncagent_graph_change_to_status_seconds"
+    before = agent.scrape()
     g = kube.get(DGD, "agent", "g0000")
     g["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "changed:1"
     kube.request("PUT", "/apis/nvidia.com/v1beta1/namespaces/agent/dynamographdeployments/g0000", g)
@@ -206,6 +220,10 @@ def change_one(kube: Kube, agent: Agent) -> None:
     }
     moved = sorted(f"{k}/{n}" for (k, n), rv in now.items() if versions.get((k, n)) != rv)
     print(f"one changed component (g0000 decode image): objects written: {', '.join(moved)}")
+    after = eventually(lambda: scrape(agent), deadline=60, what="the agent's metrics")
+    took = after.sum(f"{hist}_sum") - before.sum(f"{hist}_sum")
+    seen = after.sum(f"{hist}_count") - before.sum(f"{hist}_count")
+    print(f"  that change -> its status write: {took:.2f}s ({seen:.0f} observation)")
 
 
 def split(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) -> None:
