@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx2
 from lightkube import Client, KubeConfig
 
 REPO = Path(__file__).resolve().parent.parent
@@ -269,7 +270,9 @@ def main() -> int:
     parser.add_argument("--shards", action="store_true", help="also split the graphs in 2 shards")
     args = parser.parse_args()
     with ControlPlane(extra_crds=sorted((REPO / "crds").glob("*.yaml"))) as plane:
-        client = Client(config=KubeConfig.from_file(str(plane.kubeconfig)), field_manager="bench")
+        config = KubeConfig.from_file(str(plane.kubeconfig))
+        # A shared machine can keep the API server seconds from answering: wait for it.
+        client = Client(config=config, field_manager="bench", timeout=httpx2.Timeout(300.0))
         kube = Kube(client)
         floor_fig = floor(kube, args.graphs, args.concurrency)
         agent = converge(kube, plane.kubeconfig, args.graphs, args)

@@ -198,7 +198,7 @@ def simulate_ready(kube: Kube, namespace: str, pool: ThreadPoolExecutor) -> int:
 
 def percentile(buckets: list[tuple[float, float]], q: float) -> float:
     """The ``q`` quantile of a cumulative histogram [(le, count)], linear within a bucket."""
-    total = buckets[-1][1]
+    total = buckets[-1][1] if buckets else 0
     if total == 0:
         return float("nan")
     rank, prev_le, prev_count = q * total, 0.0, 0.0
