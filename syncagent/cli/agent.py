@@ -27,6 +27,7 @@ from syncagent.runtime.leader import LeaseConfig, default_identity
 from syncagent.runtime.logging import configure_logging
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import default_metrics
+from syncagent.runtime.shard import ShardSettings
 from syncagent.ssa.fights import FightPolicy
 
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -43,6 +44,7 @@ def serve(settings: AgentSettings) -> int:
     configure_logging(level=settings.logging.level)
     try:
         capabilities = capability_overrides(settings.capability)
+        shard = shard_of(settings)
         client = make_client(
             kubeconfig=settings.connection.kubeconfig,
             context=settings.connection.context,
@@ -50,7 +52,7 @@ def serve(settings: AgentSettings) -> int:
         )
         options = ManagerOptions(
             metrics_address=settings.http.metrics,
-            lease=_lease(settings.leader_election),
+            lease=_lease(settings.leader_election, shard),
             group_versions=PROGRAMS.group_versions(),
             resolve=resolver(capabilities),
         )
@@ -69,6 +71,7 @@ def serve(settings: AgentSettings) -> int:
         resync_period=settings.resync.period,
         discovery_backend=settings.discovery.backend,
         fights=fights,
+        shard=shard,
     )
     setup(manager, client, controllers)
     try:
@@ -81,12 +84,17 @@ def serve(settings: AgentSettings) -> int:
     return 0
 
 
-def _lease(election: LeaderElection) -> LeaseConfig | None:
+def shard_of(settings: AgentSettings) -> ShardSettings:
+    """The shard this agent is (ValueError naming the flag when the flags are wrong)."""
+    return ShardSettings(name=settings.shard.name, selector=settings.shard.selector)
+
+
+def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None:
     if not election.enabled:
         return None
     return LeaseConfig(
         namespace=election.namespace or default_lease_namespace(),
-        name=election.name,
+        name=shard.lease_name(election.name),
         identity=default_identity(),
         lease_duration=election.lease_duration,
         renew_deadline=election.renew_deadline,

@@ -82,6 +82,24 @@ class Watches:
 
 
 @dataclass(frozen=True)
+class Shard:
+    name: str = flag(
+        "--shard-name",
+        default="",
+        metavar="NAME",
+        help="this agent is shard NAME: its Lease is <leader-election-id>-NAME (default: not "
+        "sharded; docs/sharding.md)",
+    )
+    selector: str = flag(
+        "--shard-selector",
+        default="",
+        metavar="SELECTOR",
+        help="reconcile only graphs whose labels match this label selector (with "
+        "--shard-name; give every shard a disjoint one)",
+    )
+
+
+@dataclass(frozen=True)
 class Discovery:
     backend: str = flag(
         "--discovery-backend",
@@ -221,6 +239,7 @@ class AgentSettings:
 
     connection: Connection
     watches: Watches
+    shard: Shard
     discovery: Discovery
     http: Http
     leader_election: LeaderElection
@@ -234,6 +253,7 @@ class AgentSettings:
 GROUPS: tuple[tuple[str, type[Any]], ...] = (
     ("connection", Connection),
     ("watches", Watches),
+    ("shard", Shard),
     ("discovery", Discovery),
     ("http", Http),
     ("leader_election", LeaderElection),

@@ -36,7 +36,9 @@ from syncagent.programs.workload import (
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
+from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.workers import Result
 from syncagent.ssa import ApplyOptions, Engine, PreconditionError
 
@@ -63,6 +65,8 @@ class Reconcilers:
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
     programs: Registry = PROGRAMS
+    latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
+    shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
     # Per graph key, the resourceVersion our last status write replaced. A cached graph still
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
@@ -117,6 +121,8 @@ class Reconcilers:
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
             self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
+            if self.latency is not None:
+                self.latency.written(key, int(ctx.graph["metadata"].get("generation") or 0))
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:
@@ -131,6 +137,8 @@ class Reconcilers:
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
             return None
+        if self._standalone(dcd) and not self.shard.matches(dcd["metadata"].get("labels")):
+            return None  # another shard's (runtime/shard.py)
         if caps is None:
             return Result(requeue_after=1.0)
         writer = Writer(
@@ -166,6 +174,12 @@ class Reconcilers:
             live = self.store.get(DGD, view.meta.namespace, controller.name)
             return live is None or Body(live).meta.uid != controller.uid
         return controller is None and bool(view.meta.labels.get(GRAPH_LABEL))
+
+    @staticmethod
+    def _standalone(dcd: Obj) -> bool:
+        meta = dcd.get("metadata") or {}
+        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
+        return not refs and not (meta.get("labels") or {}).get(GRAPH_LABEL)
 
     # -- shared -------------------------------------------------------------------------------
     async def _write_status(

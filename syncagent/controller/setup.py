@@ -26,8 +26,10 @@ from syncagent.runtime.cache import (
     self_key,
     split_key,
 )
+from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.manager import Manager
 from syncagent.runtime.queue import WorkQueue
+from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
 from syncagent.ssa import Engine
@@ -45,6 +47,7 @@ class ControllerSettings:
     resync_period: float = 600.0
     discovery_backend: str = "kubernetes"
     fights: FightPolicy | None = None
+    shard: ShardSettings = ShardSettings()  # whose graphs (runtime/shard.py)
 
 
 def setup(
@@ -75,10 +78,10 @@ def setup(
         return caches
 
     caches = {
-        w: watch(w.kind, label_selector=w.label_selector, field_selector=w.field_selector)
+        w: watch(w.kind, label_selector=_selector(w, settings), field_selector=w.field_selector)
         for w in programs.common
     }
-    reconcilers = _reconcilers(manager, client, store, settings, programs)
+    reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
     backoff = Backoff(base=1.0, cap=300.0)
     queues = [
         manager.add_controller(
@@ -101,13 +104,24 @@ def setup(
     return reconcilers
 
 
+def _selector(watched: Watched, settings: ControllerSettings) -> str | None:
+    """A shard watches only its graphs: the API server filters them (runtime/shard.py)."""
+    if watched == reg.GRAPHS and settings.shard.selector:
+        return settings.shard.selector
+    return watched.label_selector
+
+
 def _reconcilers(
     manager: Manager,
     client: Any,
     store: CacheStore,
     settings: ControllerSettings,
     programs: Registry,
+    graphs: Caches,
 ) -> Reconcilers:
+    latency = ChangeLatency(manager.metrics.graph_status_latency)
+    for cache in graphs:
+        cache.add_handler(latency.handle)
     return Reconcilers(
         engine=Engine(client),
         store=store,
@@ -119,6 +133,8 @@ def _reconcilers(
             FightDetector(settings.fights), recorder=manager.events, metrics=manager.metrics
         ),
         programs=programs,
+        latency=latency,
+        shard=settings.shard,
     )
 
 

@@ -1,9 +1,11 @@
 """Services of a graph that controls them itself: DS-selected components and Grove
 (spec/disaggregatedset.md §5, grove.md §1, routing.md §3 handoff rules).
 
-- Handoff: a Service controlled by a DCD of this graph passes to the graph in one
-  ``syncagent/ownership`` apply, after a content apply without the old reference (so only the
-  ownership manager held it). The selector is kept until the new workload is ready.
+- Handoff: a Service controlled by a DCD of this graph passes to the graph. Created under
+  docs/write-protocol.md, its content manager alone holds the reference: one content apply
+  swaps the old item for the new one (never missing). Otherwise one ``syncagent/ownership``
+  apply, after a content apply without the old reference (so only the ownership manager held
+  it). The selector is kept until the new workload is ready.
 - Refusal: a Service controlled by anything else is never touched.
 - Model Services: joined as a co-owner; control taken only from nobody, this graph, or a DCD
   this graph hands over.
@@ -31,6 +33,7 @@ from syncagent.ssa import (
     adoption_blockers,
     controller_of,
 )
+from syncagent.ssa.ownership import reference_holders, with_references
 
 DCD = "DynamoComponentDeployment"
 
@@ -76,11 +79,16 @@ async def hand_over(
     kept = rendered
     if rendered.kind == "Service":
         kept = with_selector(rendered, (live.get("spec") or {}).get("selector") or {})
-    # The create left the old reference with the content manager too; drop it there first.
-    content = await writer.apply(
-        kept.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
-    )
-    handed = await writer.set_controller(content.object, controller=new, manager=rendered.manager)
+    options = ApplyOptions(manager=rendered.manager, force=True)
+    if reference_holders(live, old.uid) == {rendered.manager}:
+        body = with_references(kept.manifest(), new.item(controller=True))
+        handed = (await writer.apply(body, options, live=live)).object
+    else:
+        # The content manager may hold the old reference too; drop it there first.
+        content = await writer.apply(kept.manifest(), options, live=live)
+        handed = await writer.set_controller(
+            content.object, controller=new, manager=rendered.manager
+        )
     writer.events.append(
         QueuedEvent(
             NORMAL,

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldmanagers import is_ours
 from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
@@ -96,7 +95,11 @@ class Writer:
         """Create or update ``rendered`` controlled by ``owner``; returns the content entry.
 
         ``live`` comes from a watch cache; ``known=False`` means the cache cannot tell (the
-        engine then reads the object).
+        engine then reads the object). A ``rendered.shared`` object keeps the co-owned create
+        protocol (``apply_controlled``).
+        A write to an object ``live`` shows carries its UID, so when the object vanished
+        meanwhile (garbage collection of its owner, a user) the write fails instead of
+        re-creating it without its owner reference; the next reconcile decides again.
         """
         self.check_may_control(rendered, live, owner)
         if live is None:
@@ -115,6 +118,7 @@ class Writer:
                 controller=owner,
                 scheme=SCHEME,
                 live=_live_arg(live, known=known),
+                shared=rendered.shared,
             )
         except SsaError as err:
             self._count(rendered.kind, "error")
@@ -122,13 +126,6 @@ class Writer:
         content = next(e for e in entries if e.manager == rendered.manager)
         for entry in entries:
             self._record(rendered.kind, entry)
-        # An apply creates what is not there: when the object vanished between our read and a
-        # write (garbage collection of its owner, a user), that write made a new object,
-        # possibly without its owner reference. A UID change gives it away.
-        expected = _uid(live) or _uid(entries[0].object)
-        stray = next((e for e in entries if _orphan(e.object, expected_uid=expected)), None)
-        if stray is not None:
-            await self._remove_orphan(rendered, stray)
         if _visible(content):
             self.events.append(
                 write_event(content.action, rendered.kind, rendered.name, on=self.on)
@@ -186,16 +183,6 @@ class Writer:
             self.engine, live, controller=controller, scheme=SCHEME, live=live
         )
         return entry.object
-
-    async def _remove_orphan(self, rendered: Rendered, entry: ChangeSetEntry) -> None:
-        """The object vanished between our read and our write (garbage collection, a user), so
-        the apply created a new one, without the owner reference: remove it and retry."""
-        await self.engine.delete(entry.object, uid=str(entry.object["metadata"].get("uid") or ""))
-        raise SsaError(
-            entry.subject,
-            "was deleted while being reconciled; the copy the apply recreated was removed; "
-            "the next reconcile decides again",
-        )
 
     async def apply(
         self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Mapping[str, Any] | None
@@ -303,19 +290,6 @@ def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> Queu
         "fields; leave them out of the graph, or stop the other writer, to keep its value)",
         on,
     )
-
-
-def _uid(obj: Mapping[str, Any] | None) -> str:
-    return Body(obj).meta.uid
-
-
-def _orphan(obj: Mapping[str, Any], *, expected_uid: str) -> bool:
-    """A new object (another UID) that no owner holds: our write created it, so it is ours
-    to remove. Someone else's replacement would carry their owner or fields, and stays."""
-    meta = Body(obj).meta
-    if meta.uid in ("", expected_uid) or meta.owner_references:
-        return False
-    return all(is_ours(str(m.get("manager") or "")) for m in meta.managed_fields)
 
 
 def _visible(entry: ChangeSetEntry) -> bool:

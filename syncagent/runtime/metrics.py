@@ -273,7 +273,13 @@ class Metrics:
         )
 
     def _add_runtime_metrics(self, r: Registry) -> None:
-        """Work queues, API requests, watches, events, leadership and capabilities."""
+        """Work queues, API requests, watches, events, leadership, capabilities, latency."""
+        self.graph_status_latency = r.histogram(
+            "syncagent_graph_change_to_status_seconds",
+            "From the watch delivering a graph at a new generation to the first status write "
+            "of that graph at that generation.",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0),
+        )
         self.queue_depth = r.gauge(
             "syncagent_workqueue_depth", "Keys waiting in a work queue.", ("queue",)
         )

@@ -25,6 +25,7 @@ class ApplyPlan:
     yielded: tuple[Conflict, ...] = ()
     differences: tuple[str, ...] = ()
     converged: bool = False
+    certain: bool = False  # the write decides (no dry run): see certain.py
     error: SsaError | None = field(default=None, repr=False)
 
     @property

@@ -1,12 +1,20 @@
-"""The apply engine: write only what changes, prove convergence without requests (design §4.2).
+"""The apply engine: write only what changes, prove convergence without requests (design §4.2,
+as amended by docs/write-protocol.md).
 
 1. A cache record (desired digest, live resourceVersion) proves convergence: no request.
-2. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
-   the write then takes the fields over). Skipped when the engine's own GET found no object.
-   The options' ``on_conflict`` may name conflicting paths to *yield*: they are left out of the
-   desired object and the dry run runs again (design §4.4, a fight backs off this way).
-3. The dry-run result is compared with the live object (compare.py); equal means no write.
-4. Otherwise the real apply; the resulting resourceVersion is recorded.
+2. When a write is certain (``certain.py``: the object is absent, our manager has no entry on
+   it, or our desired object changed since we converged it), the write itself asks: a
+   non-forced apply; on 409 the conflicts are recorded (or yielded, below) and, for a forced
+   apply, the apply is forced. One request in the common case.
+3. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
+   the write then takes the fields over). The options' ``on_conflict`` may name conflicting
+   paths to *yield*: they are left out of the desired object and the apply (or dry run) runs
+   again (design §4.4, a fight backs off this way).
+4. The dry-run result is compared with the live object (compare.py); equal means no write.
+5. Otherwise the real apply; the resulting resourceVersion is recorded.
+
+A write to an object the caller saw carries its UID, so it never re-creates an object that was
+deleted meanwhile (``certain.with_uid``).
 
 Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. An engine made with
 ``dry_run=True`` never writes: applies are plans, and patches, deletes and takeovers are
@@ -15,7 +23,7 @@ server-side dry runs (``syncagent plan`` runs the programs on such an engine).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -23,7 +31,8 @@ import anyio
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.applyplan import ApplyPlan as _Plan
-from syncagent.ssa.cache import CacheKey, ConvergenceCache
+from syncagent.ssa.cache import CacheKey, ConvergenceCache, fingerprint
+from syncagent.ssa.certain import with_uid, write_is_certain
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.counter import RequestCounter
@@ -242,7 +251,7 @@ class Engine:
         self, desired: Mapping[str, Any], options: ApplyOptions, live: Live
     ) -> ChangeSetEntry:
         plan = self._plan(desired, options)
-        await self._prepare(plan, live)
+        await self._prepare(plan, live, shortcut=False)
         if plan.result is None:  # absent, or a forced plan that conflicted
             plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
             plan.differences = tuple(self._differences(plan))
@@ -264,8 +273,11 @@ class Engine:
             options=options,
         )
 
-    async def _prepare(self, plan: _Plan, live: Live) -> None:
-        """Everything up to the decision: live view, cache, dry run, comparison."""
+    async def _prepare(self, plan: _Plan, live: Live, *, shortcut: bool = True) -> None:
+        """Everything up to the decision: live view, cache, dry run, comparison.
+
+        ``shortcut``: when a write is certain, leave the decision to the write (a plan cannot).
+        """
         await self.api.resolve(plan.ref)
         plan.live = await self._live(plan.ref, live)
         if live is None and plan.live is None:
@@ -274,22 +286,23 @@ class Engine:
             return
         rv = _rv(plan.live)
         if plan.live is not None and self.cache.converged(
-            plan.key, digest=plan.digest, resource_version=rv
+            plan.key, digest=plan.digest, resource_version=rv, fingerprint=self._print(plan)
         ):
             plan.converged, plan.result = True, plan.live
             return
-        for attempt in range(_YIELD_ROUNDS):
-            try:
-                plan.result = await self._dry_run(plan, force=False)
-                break
-            except ConflictError as err:
-                if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
-                    continue
-                if not plan.options.force:
-                    raise
-                # A conflict means the forced write changes something: no second dry run.
-                plan.conflicts = err.conflicts
-                return
+        if shortcut and write_is_certain(
+            plan.desired,
+            plan.live,
+            manager=plan.manager,
+            subresource=plan.subresource,
+            recorded=self.cache.recorded(plan.key),
+            digest=plan.digest,
+        ):
+            plan.certain = True
+            return
+        plan.result = await self._ask(plan, self._dry_run)
+        if plan.result is None:
+            return  # a conflict means the forced write changes something: no second dry run
         if _rv(plan.result) != rv:
             # The caller's view was stale (a dry run does not bump resourceVersion, and a
             # dry-run create has none): compare with the object as it is now.
@@ -312,23 +325,79 @@ class Engine:
 
     async def _finish(self, plan: _Plan) -> ChangeSetEntry:
         if plan.converged and plan.result is not None:
-            self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(plan.live))
+            self._record(plan, plan.live)
             return self._entry(plan, plan.result)
-        result = await self.api.apply(
+        if plan.certain:
+            result = await self._write_asking(plan)
+        else:
+            result = await self._write(plan, force=plan.options.force)
+        self._record(plan, result)
+        if plan.certain:
+            plan.differences = tuple(self._differences_after_write(plan, result))
+            plan.converged = not plan.differences
+        return self._entry(plan, result)
+
+    def _print(self, plan: _Plan, obj: Mapping[str, Any] | None = None) -> str:
+        target = plan.live if obj is None else obj
+        return fingerprint(target, plan.desired, subresource=plan.subresource)
+
+    def _record(self, plan: _Plan, obj: Mapping[str, Any] | None) -> None:
+        self.cache.record(
+            plan.key,
+            digest=plan.digest,
+            resource_version=_rv(obj),
+            fingerprint=self._print(plan, obj),
+            partial=bool(plan.yielded),
+        )
+
+    async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
+        """A certain write: non-forced; on 409 record the conflicts (or yield some paths and
+        ask again), then force if the options do. Same information as dry run + write, in one
+        request when nothing conflicts."""
+        result = await self._ask(plan, self._write)
+        return result if result is not None else await self._write(plan, force=True)
+
+    async def _ask(
+        self, plan: _Plan, send: Callable[..., Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any] | None:
+        """``send`` non-forced (a dry run or a write); on 409 leave out what the caller yields
+        and ask again. Conflicts left: raised for a non-forced apply, else recorded on the plan
+        and None returned (the caller forces)."""
+        for attempt in range(_YIELD_ROUNDS):
+            try:
+                return await send(plan, force=False)
+            except ConflictError as err:
+                if attempt + 1 < _YIELD_ROUNDS and self._yield(plan, err.conflicts):
+                    continue
+                if not plan.options.force:
+                    raise
+                plan.conflicts = err.conflicts
+                return None
+        return None
+
+    async def _write(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
+        return await self.api.apply(
             plan.ref,
-            plan.desired,
+            with_uid(plan.desired, plan.live),
             manager=plan.manager,
-            force=plan.options.force,
+            force=force,
             dry_run=False,
             subresource=plan.subresource,
         )
-        self.cache.record(plan.key, digest=plan.digest, resource_version=_rv(result))
-        return self._entry(plan, result)
+
+    def _differences_after_write(self, plan: _Plan, result: dict[str, Any]) -> list[str]:
+        if plan.live is None:
+            return ["(object does not exist)"]
+        if _rv(result) == _rv(plan.live):
+            return []  # the server found nothing to change and stored nothing
+        return differences(
+            plan.live, result, manager=plan.manager, subresource=plan.subresource
+        ) or ["managedFields"]
 
     async def _dry_run(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
         return await self.api.apply(
             plan.ref,
-            plan.desired,
+            with_uid(plan.desired, plan.live),
             manager=plan.manager,
             force=force,
             dry_run=True,

@@ -4,9 +4,9 @@ Which field managers play which part is the caller's :class:`OwnershipScheme` (t
 holding every controller reference, the per-owner managers of co-owners, and the managers that
 count as ours when deciding whether an object can be adopted): this module names none.
 
-- ``apply_controlled``: the create protocol (the content apply carries the controller reference,
-  then ``syncagent/ownership`` applies the same item) and, on an existing object, the ownership
-  apply first and a content apply without the reference.
+- ``apply_controlled``: the create protocol of docs/write-protocol.md (one content apply carrying
+  the controller reference, which its content manager keeps) and, on an existing object, an
+  ownership apply only to adopt.
 - ``set_controller``: adoption and handoff, one ownership apply; other owners' items stay.
 - ``join`` / ``leave``: a co-owner's own item under ``syncagent/owner/<uid>``.
 - ``controller_of`` / ``adoption_blockers``: read a live object.
@@ -112,17 +112,23 @@ async def apply_controlled(
     controller: OwnerRef,
     scheme: OwnershipScheme,
     live: Live = None,
+    shared: bool = False,
 ) -> list[ChangeSetEntry]:
     """Apply content to an object ``controller`` controls (or will, or may adopt).
 
-    Absent: content apply with the controller reference, the ownership apply of the same item,
-    then the content apply without it, so that the content manager lets go of the reference
-    in the same reconcile and the next reconcile writes nothing. Existing: refuse if someone
-    else controls it or it is not adoptable; else the ownership apply first, then the content
-    apply, which never carries the reference. ``options`` are the content applies' (the
-    ownership apply is always forced); their ``on_conflict`` goes to the content apply of an
-    existing object only. Returns the entries in write order; the first entry of
-    ``options.manager`` says what happened to the content.
+    The create protocol of docs/write-protocol.md: an absent object is created by one content
+    apply carrying the controller reference, and that content manager keeps the reference
+    (every later content apply carries it again, so it converges without a write). A
+    ``shared`` object (co-owned: the model Services) still hands the reference to the ownership
+    manager at once, because its owners apply the same content under one manager.
+
+    Existing: refuse if someone else controls it or it is not adoptable. Adoption (no
+    controller) is the ownership apply, then the content apply without the reference. An object
+    we control gets the content apply only, carrying the reference exactly when its content
+    manager already holds it. ``options`` are the content applies' (the ownership apply is
+    always forced); their ``on_conflict`` goes to the content apply of an existing object only.
+    Returns the entries in write order; the first entry of ``options.manager`` says what
+    happened to the content.
     """
     if controller_of(desired) is not None:
         raise DesiredObjectError(
@@ -130,24 +136,31 @@ async def apply_controlled(
             "the desired content carries a controller reference; pass it as controller= instead",
         )
     current = await engine.live_view(desired, live)
+    item = controller.item(controller=True)
     if current is None:
         # Create: the reference is on the object from its first write.
         content = await engine.apply(
-            with_references(desired, controller.item(controller=True)),
-            options.but(on_conflict=None),
-            live=ABSENT,
+            with_references(desired, item), options.but(on_conflict=None), live=ABSENT
         )
+        if not shared:
+            return [content]
         owned = await set_controller(
             engine, desired, controller=controller, scheme=scheme, live=content.object
         )
         release = await engine.apply(desired, options.but(on_conflict=None), live=owned.object)
         return [content, owned, release]
     _check_may_control(ref_of(desired).subject, current, controller, scheme)
-    owned = await set_controller(
-        engine, desired, controller=controller, scheme=scheme, live=current
-    )
-    content = await engine.apply(desired, options, live=owned.object)
-    return [owned, content]
+    entries = []
+    if controller_of(current) is None:
+        owned = await set_controller(
+            engine, desired, controller=controller, scheme=scheme, live=current
+        )
+        entries.append(owned)
+        current = owned.object
+    keeps = not shared and options.manager in _holders(current, controller.uid)
+    body = with_references(desired, item) if keeps else desired
+    entries.append(await engine.apply(body, options, live=current))
+    return entries
 
 
 def _check_may_control(
@@ -245,6 +258,11 @@ def old_controller_to_release(
             "first",
         )
     return old if own in others else None
+
+
+def reference_holders(live: Mapping[str, Any], uid: str) -> set[str]:
+    """Managers holding the (atomic) ownerReferences item of ``uid``."""
+    return _holders(live, uid)
 
 
 def _holders(live: Mapping[str, Any], uid: str) -> set[str]:

@@ -254,9 +254,12 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, names
         before = _dgd_reconciles(agent)
         kube.edit_graph(namespace, "fm", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
         eventually(
+            # The reconcile count alone can be met by reconciles of the merges above, before
+            # the graph change is handled (seen on a loaded machine): wait for its effect too.
             lambda: (
                 _dgd_reconciles(agent) > before + 1
                 and ready_reason(kube, namespace, "fm") == "all_resources_are_ready"
+                and kube.get(DS, namespace, "fm")["metadata"].get("labels", {}).get("env") == "prod"
             ),
             deadline=DEADLINE,
             step=_step(kube, namespace, fake),

@@ -84,7 +84,10 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
                     for m in svc["metadata"]["managedFields"]
                     if "f:ownerReferences" in str(m.get("fieldsV1", {}).get("f:metadata", {}))
                 }
-                assert holders == {"syncagent/ownership"}
+                # docs/write-protocol.md (supersedes routing.md §3 example 9): created under
+                # its DCD by one content apply, the Service changed hands in one content apply
+                # that swapped the reference item, held by the content manager alone.
+                assert holders == {"syncagent/services"}
             assert {f"{G}-decode", f"{G}-prefill", f"{G}-frontend"} <= names(kube, DCD, namespace)
             # The status is written at the end of the reconcile that handed the Services over.
             eventually(

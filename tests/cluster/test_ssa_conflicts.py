@@ -143,13 +143,17 @@ async def test_blame_decodes_per_path_owners_with_readable_list_keys(
 @pytest.mark.anyio
 async def test_changing_the_selector_is_immutable(async_client, namespace):
     engine = Engine(async_client)
-    await engine.apply(deployment(namespace), ApplyOptions(manager=MANAGER))
+    created = await engine.apply(deployment(namespace), ApplyOptions(manager=MANAGER))
     changed = deployment(namespace, selector={"app": "web", "v": "2"})
     with pytest.raises(ImmutableFieldError) as err:
         await engine.apply(changed, ApplyOptions(manager=MANAGER, force=True))
     assert ".spec.selector" in err.value.fields
     assert str(err.value).startswith(f"Deployment/{namespace}/web: immutable field(s)")
-    assert engine.counter.writes == 1  # only the create
+    # Our own desired object changed at the version we converged: the (refused) write asked
+    # the server itself, no dry run first (docs/write-protocol.md); nothing was stored.
+    assert engine.counter.count("apply", dry_run=True) == 0
+    live = await engine.read(deployment(namespace))
+    assert live["metadata"]["resourceVersion"] == created.resource_version
 
 
 @pytest.mark.anyio

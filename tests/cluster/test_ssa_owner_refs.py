@@ -41,10 +41,10 @@ def holders(live: dict) -> set[str]:
     return managedfields.managers_under(live, REFS)
 
 
-@pytest.mark.anyio
-async def test_create_protocol_never_leaves_the_reference_missing(async_client, namespace):
-    engine = Engine(async_client)
-    controller = await owner(engine, namespace, "dgd")
+async def watched_create(
+    async_client, namespace: str, engine: Engine, controller: OwnerRef, *, shared: bool
+) -> tuple[list, list[tuple[str, list[dict]]]]:
+    """``apply_controlled`` of a new Deployment, with every version a watch saw of it."""
     seen: list[tuple[str, list[dict]]] = []
     listed, reached = anyio.Event(), anyio.Event()
     target: list[str] = []
@@ -73,24 +73,63 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
                 ApplyOptions(manager=WORKLOADS, force=True),
                 controller=controller,
                 scheme=SCHEME,
+                shared=shared,
             )
-            # Content with the reference, ownership apply, content without the reference.
-            assert [(e.manager, e.action) for e in created] == [
-                (WORKLOADS, "created"),
-                (OWNERSHIP, "configured"),
-                (WORKLOADS, "configured"),
-            ]
             target.append(created[-1].resource_version)
             if target[0] not in [rv for rv, _ in seen]:
                 await reached.wait()
             group.cancel_scope.cancel()
+    return created, seen
 
+
+@pytest.mark.anyio
+async def test_create_is_one_write_born_with_the_reference_and_converged_after(
+    async_client, namespace
+):
+    # docs/write-protocol.md (supersedes routing.md §3 example 8): one content apply carrying
+    # the controller reference; its content manager keeps it.
+    engine = Engine(async_client)
+    controller = await owner(engine, namespace, "dgd")
+    writes, dry_runs = engine.counter.writes, engine.counter.count(dry_run=True)
+    created, seen = await watched_create(async_client, namespace, engine, controller, shared=False)
+    assert [(e.manager, e.action) for e in created] == [(WORKLOADS, "created")]
+    # One write, no dry run.
+    assert (engine.counter.writes, engine.counter.count(dry_run=True)) == (writes + 1, dry_runs)
+    assert len(seen) == 1
+    assert [(r["uid"], r.get("controller")) for r in seen[0][1]] == [(controller.uid, True)]
+    assert holders(created[0].object) == {WORKLOADS}
+    # The next reconcile is converged: no request at all; after a restart (a new engine, no
+    # cache), one dry run and no write.
+    for eng, requests in ((engine, 0), (Engine(async_client), 1)):
+        live = await Engine(async_client).read(deployment(namespace))
+        total, writes = eng.counter.total, eng.counter.writes
+        again = await apply_controlled(
+            eng,
+            deployment(namespace),
+            ApplyOptions(manager=WORKLOADS, force=True),
+            controller=controller,
+            scheme=SCHEME,
+            live=live,
+        )
+        assert [e.action for e in again] == ["unchanged"]
+        assert (eng.counter.total - total, eng.counter.writes - writes) == (requests, 0)
+
+
+@pytest.mark.anyio
+async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_client, namespace):
+    engine = Engine(async_client)
+    controller = await owner(engine, namespace, "dgd")
+    created, seen = await watched_create(async_client, namespace, engine, controller, shared=True)
+    # Content with the reference, ownership apply, content without the reference.
+    assert [(e.manager, e.action) for e in created] == [
+        (WORKLOADS, "created"),
+        (OWNERSHIP, "configured"),
+        (WORKLOADS, "configured"),
+    ]
     assert len(seen) == 3  # one event per write
     for _, refs in seen:
         assert [(r["uid"], r.get("controller")) for r in refs] == [(controller.uid, True)]
-    live = created[-1].object
-    assert holders(live) == {OWNERSHIP}
-    # The next reconcile is converged: no write at all.
+    assert holders(created[-1].object) == {OWNERSHIP}
     writes = engine.counter.writes
     again = await apply_controlled(
         engine,
@@ -98,8 +137,9 @@ async def test_create_protocol_never_leaves_the_reference_missing(async_client, 
         ApplyOptions(manager=WORKLOADS, force=True),
         controller=controller,
         scheme=SCHEME,
+        shared=True,
     )
-    assert [e.action for e in again] == ["unchanged", "unchanged"]
+    assert [e.action for e in again] == ["unchanged"]
     assert engine.counter.writes == writes
 
 
@@ -114,6 +154,7 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
         ApplyOptions(manager=services.MANAGER.name, force=True),
         controller=a,
         scheme=SCHEME,
+        shared=True,
     )
     third_party = {
         "apiVersion": "v1",
@@ -162,7 +203,12 @@ async def test_co_owners_keep_their_items_and_leave_exactly_their_own(async_clie
     content = services.MANAGER.name
     # Owner A creates the shared Service and controls it; both owners write their own item.
     await apply_controlled(
-        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+        engine,
+        desired,
+        ApplyOptions(manager=content, force=True),
+        controller=a,
+        scheme=SCHEME,
+        shared=True,
     )
     await join(engine, desired, owner=a, scheme=SCHEME)
     await engine.apply(desired, ApplyOptions(manager=content))
@@ -190,7 +236,12 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
     await apply_controlled(
-        engine, desired, ApplyOptions(manager=content, force=True), controller=a, scheme=SCHEME
+        engine,
+        desired,
+        ApplyOptions(manager=content, force=True),
+        controller=a,
+        scheme=SCHEME,
+        shared=True,
     )
     await join(engine, desired, owner=a, scheme=SCHEME)
     await engine.apply(desired, ApplyOptions(manager=content))

@@ -13,7 +13,7 @@ from syncagent.programs.fights import graph_of_component
 from syncagent.programs.program import Claim
 from syncagent.programs.removal import stale_dcds
 from syncagent.programs.view import DictStore
-from syncagent.programs.writes import RefusedError, Writer, _orphan, _visible, forced_event
+from syncagent.programs.writes import RefusedError, Writer, _visible, forced_event
 from syncagent.render import Rendered
 from syncagent.runtime.events import ObjectRef
 from syncagent.ssa import ChangeSetEntry, Conflict, OwnerRef, OwnershipError
@@ -117,17 +117,6 @@ def test_only_real_changes_raise_write_events():
     assert _visible(entry("configured", ".spec"))
     assert not _visible(entry("configured", "managedFields[manager=syncagent/workloads]"))
     assert not _visible(entry("unchanged"))
-
-
-def test_only_a_new_unowned_object_of_ours_counts_as_an_orphan():
-    ours = [{"manager": "syncagent/workloads"}]
-    new = {"metadata": {"uid": "new", "managedFields": ours}}
-    assert _orphan(new, expected_uid="old")
-    assert not _orphan(new, expected_uid="new")
-    owned = {"metadata": {"uid": "new", "managedFields": ours, "ownerReferences": [{"uid": "o"}]}}
-    assert not _orphan(owned, expected_uid="old")
-    theirs = {"metadata": {"uid": "new", "managedFields": [*ours, {"manager": "kubectl"}]}}
-    assert not _orphan(theirs, expected_uid="old")
 
 
 def test_a_forced_conflict_event_names_paths_and_managers():

@@ -157,7 +157,11 @@ async def test_change_is_configured(server, engine):
 
 
 @pytest.mark.anyio
-async def test_forced_apply_reports_conflicts_from_a_non_forced_dry_run(server, engine):
+async def test_a_changed_desired_object_is_written_non_forced_then_forced_on_conflict(
+    server, engine
+):
+    # Our own desired object changed at the version we converged: the write is certain, so
+    # the non-forced write itself finds the conflicts (docs/write-protocol.md), no dry run.
     await engine.apply(cm(), ApplyOptions(manager="m"))
     server.conflict_unless_forced = True
     server.log.clear()
@@ -165,7 +169,7 @@ async def test_forced_apply_reports_conflicts_from_a_non_forced_dry_run(server, 
     assert [c.path for c in entry.conflicts] == [".data.a"]
     assert entry.conflicts[0].manager == "editor"
     patches = [(p.get("dryRun"), p.get("force")) for m, _, p in server.log if m == "PATCH"]
-    assert patches == [("All", None), (None, "true")]
+    assert patches == [(None, None), (None, "true")]
 
 
 @pytest.mark.anyio
@@ -175,7 +179,9 @@ async def test_non_forced_conflict_raises(server, engine):
     with pytest.raises(ConflictError) as err:
         await engine.apply(cm(a="2"), ApplyOptions(manager="m"))
     assert str(err.value).startswith("ConfigMap/ns/c: ")
-    assert server.real_applies() == ["c"]
+    # The non-forced write was refused: nothing changed, and nothing was forced.
+    assert server.objects["c"]["data"] == {"a": "1"}
+    assert [p.get("force") for m, _, p in server.log if m == "PATCH"] == [None, None]
 
 
 @pytest.mark.anyio
@@ -194,10 +200,10 @@ async def test_stale_live_view_is_refreshed(server, engine):
 async def test_absent_marker_skips_the_get(server, engine):
     entry = await engine.apply(cm(), ApplyOptions(manager="m"), live=ABSENT)
     assert entry.action == "created"
-    # The caller's "absent" may be stale, so the dry run still runs.
-    assert [(m, p.get("dryRun")) for m, _, p in server.log] == [
-        ("PATCH", "All"),
-        ("PATCH", None),
+    # A create is a certain write: one non-forced apply (a stale "absent" would come back
+    # as a conflict, like a dry run's), no dry run.
+    assert [(m, p.get("dryRun"), p.get("force")) for m, _, p in server.log] == [
+        ("PATCH", None, None)
     ]
 
 

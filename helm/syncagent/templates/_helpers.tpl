@@ -68,15 +68,18 @@ app.kubernetes.io/part-of: syncagent
 {{- end }}
 {{- end }}
 
-{{/* The agent's flags, one per line, built from values. */}}
+{{/* The agent's flags, one per line, built from values; (dict "root" . "shard" $shard). */}}
 {{- define "syncagent.args" -}}
+{{- $root := .root }}
+{{- $shard := .shard }}
+{{- with $root }}
 - run
-{{- range .Values.watchNamespaces }}
+{{- range (default .Values.watchNamespaces $shard.watchNamespaces) }}
 - --namespace={{ . }}
 {{- end }}
 - --concurrency={{ .Values.concurrency }}
 {{- range $name := list "grove" "lws" "disaggregatedSet" }}
-- --capability={{ $name }}={{ index $.Values.capabilities $name | toString }}
+- --capability={{ $name }}={{ index $root.Values.capabilities $name | toString }}
 {{- end }}
 - --discovery-backend={{ .Values.discoveryBackend }}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
@@ -87,6 +90,12 @@ app.kubernetes.io/part-of: syncagent
 - --leader-election-id={{ include "syncagent.leaseName" . }}
 {{- else }}
 - --no-leader-elect
+{{- end }}
+{{- with $shard.name }}
+- --shard-name={{ . }}
+{{- end }}
+{{- with $shard.selector }}
+- --shard-selector={{ . }}
 {{- end }}
 - --log-level={{ .Values.logLevel }}
 {{- with .Values.resyncPeriod }}
@@ -102,6 +111,20 @@ app.kubernetes.io/part-of: syncagent
 - {{ . | quote }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/* The Leases of the release: one, or one per shard (<leaseName>-<shard>). */}}
+{{- define "syncagent.leaseNames" -}}
+{{- if .Values.shards }}
+{{- $names := list }}
+{{- range .Values.shards }}
+{{- $names = append $names (printf "%s-%s" (include "syncagent.leaseName" $) .name | quote) }}
+{{- end }}
+{{- join ", " $names }}
+{{- else }}
+{{- include "syncagent.leaseName" . | quote }}
+{{- end }}
+{{- end }}
 
 {{/* Checks values that the schema cannot express; each message names the field. */}}
 {{- define "syncagent.validate" -}}
@@ -111,6 +134,19 @@ app.kubernetes.io/part-of: syncagent
 {{- $caps := .Values.capabilities }}
 {{- if and (eq (toString $caps.lws) "false") (eq (toString $caps.disaggregatedSet) "true") }}
 {{- fail "capabilities.disaggregatedSet: true needs LeaderWorkerSets, but capabilities.lws=false switches them off; change one of the two" }}
+{{- end }}
+{{- $seen := dict }}
+{{- range .Values.shards }}
+{{- if hasKey $seen .name }}
+{{- fail (printf "shards: the name %q appears twice; every shard needs its own name (it names its Lease)" .name) }}
+{{- end }}
+{{- $_ := set $seen .name true }}
+{{- $shardName := .name }}
+{{- range .watchNamespaces }}
+{{- if and $.Values.watchNamespaces (not (has . $.Values.watchNamespaces)) }}
+{{- fail (printf "shards[%s].watchNamespaces: %q is not in watchNamespaces; the agent's RBAC covers only those" $shardName .) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.health.port) }}
 {{- fail "health.port: must differ from metrics.port" }}

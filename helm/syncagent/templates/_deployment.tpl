@@ -1,0 +1,129 @@
+{{- define "syncagent.deployment" -}}
+{{- $root := .root }}
+{{- $shard := .shard }}
+{{- $name := include "syncagent.fullname" $root }}
+{{- with $shard.name }}
+{{- $name = include "syncagent.suffixed" (list $root .) }}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "syncagent.labels" $root | nindent 4 }}
+spec:
+  replicas: {{ $root.Values.replicaCount }}
+  selector:
+    matchLabels:
+      {{- include "syncagent.selectorLabels" $root | nindent 6 }}
+      {{- with $shard.name }}
+      syncagent.io/shard: {{ . }}
+      {{- end }}
+  strategy:
+    # Under leader election a surge replica only waits for the Lease; without it, never run
+    # two agents at once.
+    {{- if $root.Values.leaderElection.enabled }}
+    type: RollingUpdate
+    {{- else }}
+    type: Recreate
+    {{- end }}
+  template:
+    metadata:
+      annotations:
+        kubectl.kubernetes.io/default-container: agent
+        {{- with $root.Values.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      labels:
+        {{- include "syncagent.labels" $root | nindent 8 }}
+        {{- with $shard.name }}
+        syncagent.io/shard: {{ . }}
+        {{- end }}
+        {{- with $root.Values.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "syncagent.serviceAccountName" $root }}
+      automountServiceAccountToken: true
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      containers:
+        - name: agent
+          image: {{ include "syncagent.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          command:
+            {{- toYaml $root.Values.command | nindent 12 }}
+          args:
+            {{- include "syncagent.args" (dict "root" $root "shard" $shard) | nindent 12 }}
+          env:
+            # The leader-election identity starts with the pod name.
+            - name: POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+            - name: POD_NAMESPACE
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
+            # The root filesystem is read-only: no bytecode caches.
+            - name: PYTHONDONTWRITEBYTECODE
+              value: "1"
+            - name: PYTHONUNBUFFERED
+              value: "1"
+            {{- with $root.Values.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          ports:
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.port }}
+              protocol: TCP
+            - name: health
+              containerPort: {{ $root.Values.health.port }}
+              protocol: TCP
+          livenessProbe:
+            httpGet:
+              path: /healthz
+              port: health
+            {{- toYaml $root.Values.livenessProbe | nindent 12 }}
+          readinessProbe:
+            httpGet:
+              path: /readyz
+              port: health
+            {{- toYaml $root.Values.readinessProbe | nindent 12 }}
+          resources:
+            {{- toYaml $root.Values.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          volumeMounts:
+            # Python and its libraries may want a scratch directory; nothing else is writable.
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: tmp
+          emptyDir:
+            sizeLimit: 64Mi
+      {{- with $root.Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.topologySpreadConstraints }}
+      topologySpreadConstraints:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end }}

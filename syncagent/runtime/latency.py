@@ -1,0 +1,52 @@
+"""Time from a graph change to the status write that answers it (issue 16 item 4).
+
+The clock starts when the watch delivers a graph at a generation not seen before (a new graph,
+or a spec change) and stops at the first status write of that graph at that generation or a
+later one. Queue wait, the reconcile and the write are all inside; a graph that never gets a
+status write (deleted first) is forgotten with it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from syncagent.runtime.cache import Change, ChangeType, object_key
+from syncagent.runtime.metrics import Histogram
+
+
+def _generation(obj: Mapping[str, Any] | None) -> int:
+    return int(((obj or {}).get("metadata") or {}).get("generation") or 0)
+
+
+class ChangeLatency:
+    """Pending changes by graph key: (generation, when seen)."""
+
+    def __init__(
+        self, histogram: Histogram, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.histogram = histogram
+        self.clock = clock
+        self._pending: dict[str, tuple[int, float]] = {}
+        self._seen: dict[str, int] = {}
+
+    def handle(self, change: Change[Any]) -> None:
+        """A graphs-cache handler: start the clock for a generation not seen before."""
+        key = object_key(change.namespace, change.name)
+        if change.type is ChangeType.DELETED:
+            self._pending.pop(key, None)
+            self._seen.pop(key, None)
+            return
+        generation = _generation(change.new)
+        if generation > self._seen.get(key, 0):
+            self._seen[key] = generation
+            self._pending.setdefault(key, (generation, self.clock()))
+
+    def written(self, key: str, generation: int) -> None:
+        """A status write for ``key`` made at ``generation``: stop the clock it answers."""
+        pending = self._pending.get(key)
+        if pending is None or generation < pending[0]:
+            return
+        del self._pending[key]
+        self.histogram.observe(self.clock() - pending[1])

@@ -1,0 +1,106 @@
+"""When the engine may skip the dry run (``ssa/certain.py``), and how a write targets a UID.
+
+The managedFields entries below are in the API server's own encoding (operation ``Apply``, an
+empty ``subresource`` left out), as ``kubectl get -o json`` shows them.
+"""
+
+from __future__ import annotations
+
+from syncagent.ssa.certain import holds_entry, sets_fields, with_uid, write_is_certain
+
+DESIRED = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "a", "namespace": "ns"},
+    "data": {"x": "1"},
+}
+EMPTY = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}
+
+
+def live(*entries: dict, rv: str = "7") -> dict:
+    meta = {"name": "a", "namespace": "ns", "uid": "u1", "resourceVersion": rv}
+    return {**DESIRED, "metadata": {**meta, "managedFields": list(entries)}}
+
+
+MINE = {"manager": "me", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1"}
+MINE_STATUS = {**MINE, "subresource": "status"}
+UPDATE = {**MINE, "operation": "Update"}
+
+
+def certain(desired: dict, obj: dict | None, recorded=None, digest="d2", sub="") -> bool:
+    return write_is_certain(
+        desired, obj, manager="me", subresource=sub, recorded=recorded, digest=digest
+    )
+
+
+def test_an_absent_object_is_a_certain_write():
+    assert certain(DESIRED, None)
+
+
+def test_an_object_without_our_apply_entry_is_a_certain_write():
+    assert certain(DESIRED, live(UPDATE))
+    assert certain(DESIRED, live(MINE_STATUS))  # a status entry is another subresource
+    assert certain(DESIRED, live(MINE), sub="status")
+
+
+def test_an_empty_apply_adds_no_entry_so_it_is_not_certain():
+    assert not sets_fields(EMPTY)
+    assert sets_fields({**EMPTY, "metadata": {**EMPTY["metadata"], "labels": {"a": "b"}}})
+    assert not certain(EMPTY, live(UPDATE))
+
+
+def test_a_changed_digest_at_the_recorded_version_is_certain_and_nothing_else_is():
+    assert certain(DESIRED, live(MINE, rv="7"), recorded=("d1", "7"), digest="d2")
+    assert not certain(DESIRED, live(MINE, rv="7"), recorded=("d2", "7"), digest="d2")
+    # Someone else wrote since (or the view is stale): only a dry run can tell.
+    assert not certain(DESIRED, live(MINE, rv="8"), recorded=("d1", "7"), digest="d2")
+    assert not certain(DESIRED, live(MINE), recorded=None)
+
+
+def test_holds_entry_matches_manager_operation_and_subresource():
+    assert holds_entry(live(MINE), manager="me", subresource="")
+    assert not holds_entry(live(MINE), manager="other", subresource="")
+    assert not holds_entry(live(UPDATE), manager="me", subresource="")
+
+
+def test_a_write_to_a_seen_object_carries_its_uid_and_leaves_the_desired_object_alone():
+    targeted = with_uid(DESIRED, live(MINE))
+    assert targeted["metadata"]["uid"] == "u1"
+    assert "uid" not in DESIRED["metadata"]
+    assert with_uid(DESIRED, None) is DESIRED
+
+
+def test_a_status_only_change_keeps_a_spec_objects_record_converged():
+    from syncagent.kube.objects import ObjectRef
+    from syncagent.ssa.cache import CacheKey, ConvergenceCache, fingerprint
+
+    desired = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}, "spec": {}}
+    obj = {"metadata": {"generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"}}
+    key = CacheKey.of(ObjectRef("apps/v1", "Deployment", "a", "ns"), manager="me")
+    cache = ConvergenceCache()
+    cache.record(key, digest="d", resource_version="7", fingerprint=fingerprint(obj, desired))
+    status_only = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "9"}}
+    relabelled = {**status_only, "metadata": {**status_only["metadata"], "labels": {"a": "2"}}}
+    respec = {**status_only, "metadata": {**status_only["metadata"], "generation": 3}}
+    for view, converged in ((status_only, True), (relabelled, False), (respec, False)):
+        print_ = fingerprint(view, desired)
+        assert (
+            cache.converged(key, digest="d", resource_version="9", fingerprint=print_) is converged
+        )
+    # No generation (a Service, a Role), more than spec, or a status apply: no fingerprint.
+    assert fingerprint({"metadata": {}}, desired) == ""
+    assert fingerprint(obj, {**desired, "rules": []}) == ""
+    assert fingerprint(obj, desired, subresource="status") == ""
+
+
+def test_a_record_of_a_yielded_apply_proves_no_certain_write():
+    # Paths left to another manager during a fight: the recorded digest is not the caller's
+    # whole intent, so a later apply asks a dry run (and the fight hook) instead of writing.
+    from syncagent.kube.objects import ObjectRef
+    from syncagent.ssa.cache import CacheKey, ConvergenceCache
+
+    key = CacheKey.of(ObjectRef("v1", "ConfigMap", "a", "ns"), manager="me")
+    cache = ConvergenceCache()
+    cache.record(key, digest="pruned", resource_version="7", partial=True)
+    assert cache.recorded(key) is None
+    assert not certain(DESIRED, live(MINE, rv="7"), recorded=cache.recorded(key), digest="full")
