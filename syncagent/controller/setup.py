@@ -7,7 +7,7 @@ program's own (``Program.connect``); the handlers below say which changes re-que
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.controller.reconcilers import Reconcilers
@@ -47,7 +47,7 @@ class ControllerSettings:
     resync_period: float = 600.0
     discovery_backend: str = "kubernetes"
     fights: FightPolicy | None = None
-    shard: ShardSettings = ShardSettings()  # whose graphs (runtime/shard.py)
+    shard: ShardSettings = field(default_factory=ShardSettings)  # whose graphs (runtime/shard.py)
 
 
 def setup(
