@@ -26,8 +26,8 @@ from syncagent.ssa import (
     Engine,
     ref_of,
 )
-from syncagent.ssa.engine import MERGE_PATCH
 from syncagent.ssa.options import Live
+from syncagent.ssa.verbs import MERGE_PATCH
 
 _META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
 

@@ -1,0 +1,159 @@
+"""The engine's plain verbs: reads, deletes with UID preconditions, patches, takeovers,
+create and update. :class:`~syncagent.ssa.engine.Engine` adds server-side apply with dry-run
+convergence on top. Each write honours the engine's dry-run mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from syncagent.kube.objects import ObjectRef
+from syncagent.ssa.api import KubeApi
+from syncagent.ssa.cache import ConvergenceCache
+from syncagent.ssa.counter import RequestCounter
+from syncagent.ssa.desired import ref_of
+from syncagent.ssa.errors import DesiredObjectError, SsaError
+from syncagent.ssa.managedfields import managed_fields_patch
+from syncagent.ssa.options import ABSENT, Live
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+
+
+class Verbs:
+    """``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
+    counts every request of that client. ``dry_run``: never write."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        cache: ConvergenceCache | None = None,
+        counter: RequestCounter | None = None,
+        dry_run: bool = False,
+    ) -> None:
+        self.api = KubeApi(client)
+        self.cache = cache if cache is not None else ConvergenceCache()
+        self.counter = (counter or RequestCounter()).attach(self.api.http)
+        self.dry_run = dry_run
+
+    async def get(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
+        """The live object named by ``obj`` (any object with apiVersion, kind and metadata)."""
+        return await self.read(obj, subresource=subresource)
+
+    async def read(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
+        """The server's copy of ``obj``, always (a planning engine's :meth:`get` may answer
+        with what its dry runs composed)."""
+        return await self.api.get(ref_of(obj), subresource=subresource)
+
+    async def list(self, api_version: str, kind: str, namespace: str) -> list[dict[str, Any]]:
+        """Every object of a kind in ``namespace`` (each with apiVersion and kind); none when
+        the kind is not served."""
+        ref = ObjectRef(api_version, kind, "-", namespace)
+        try:
+            await self.api.resolve(ref)
+        except DesiredObjectError:
+            return []  # not served: nothing of that kind exists
+        items = await self.api.list(ref)
+        return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
+
+    async def path_of(self, obj: Mapping[str, Any], *, subresource: str = "") -> str:
+        """The API path of ``obj`` (what an audit log or a plan names a write by)."""
+        ref = ref_of(obj)
+        info = await self.api.resolve(ref)
+        return info.path(namespace=ref.namespace, name=ref.name, subresource=subresource)
+
+    async def live_view(self, obj: Mapping[str, Any], live: Live = None) -> dict[str, Any] | None:
+        """The caller's view as a plain dict: None for ``ABSENT``, ``get`` when ``live`` is None."""
+        if live is None:
+            return await self.get(obj)
+        return await self._live(ref_of(obj), live)
+
+    async def delete(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        uid: str,
+        resource_version: str | None = None,
+        propagation: str = "Background",
+    ) -> bool:
+        """Delete the object only if it still has ``uid`` (and ``resource_version``, if given).
+
+        Returns False when it was already gone; raises ``PreconditionError`` when the object
+        was replaced or changed. A dry-run engine only asks the server whether it would.
+        """
+        if not uid:
+            raise SsaError(ref_of(obj).subject, "delete needs the UID of the object to delete")
+        ref = ref_of(obj)
+        if not self.dry_run:
+            self.cache.forget(ref)
+        return await self.api.delete(
+            ref,
+            uid=uid,
+            resource_version=resource_version,
+            propagation=propagation,
+            dry_run=self.dry_run,
+        )
+
+    async def patch(
+        self,
+        obj: Mapping[str, Any],
+        body: Any,
+        *,
+        manager: str,
+        content_type: str = MERGE_PATCH,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A merge (or JSON) patch, for the few writes server-side apply cannot make (a custom
+        resource's ``/scale``: kubernetes#116311). A server-side dry run on a dry-run engine."""
+        ref = ref_of(obj)
+        if not self.dry_run:
+            self.cache.forget(ref)
+        return await self.api.patch(
+            ref,
+            body,
+            content_type=content_type,
+            manager=manager,
+            dry_run=self.dry_run,
+            subresource=subresource,
+        )
+
+    async def replace_managed_fields(
+        self,
+        live: Mapping[str, Any],
+        managed_fields: list[dict[str, Any]],
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Rewrite ``live``'s managedFields, nothing else, in one write guarded by its
+        resourceVersion (a takeover: ``ssa.takeover``). A dry run with ``dry_run`` or on a
+        dry-run engine."""
+        ref = ref_of(live)
+        version = str((live.get("metadata") or {}).get("resourceVersion") or "")
+        if not version:
+            raise SsaError(ref.subject, "takeover needs the live object's resourceVersion")
+        dry_run = dry_run or self.dry_run
+        body = managed_fields_patch(managed_fields, version)
+        result = await self.api.patch(ref, body, content_type=JSON_PATCH, dry_run=dry_run)
+        if not dry_run:
+            self.cache.forget(ref)
+        return result
+
+    async def create(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        """A plain create (POST); a dry run on a dry-run engine."""
+        return await self.api.create(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
+
+    async def update(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        """A plain update (PUT, guarded by the body's resourceVersion); a dry run on a dry-run
+        engine."""
+        return await self.api.update(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
+
+    async def _live(self, ref: ObjectRef, live: Live) -> dict[str, Any] | None:
+        if live is ABSENT:
+            return None
+        if live is None:
+            return await self.api.get(ref)
+        if isinstance(live, Mapping):
+            return dict(live)
+        return live.to_dict()
