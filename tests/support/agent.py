@@ -92,6 +92,7 @@ class Agent:
         namespace: str | None = None,
         leader_elect: bool = False,
         on_start: Callable[[Agent], None] | None = None,
+        start_deadline: float = 30.0,
     ) -> None:
         """``on_start`` runs once the process exists, before the agent serves /metrics (a
         fault proxy that kills the agent may need it that early)."""
@@ -125,7 +126,9 @@ class Agent:
         )
         if on_start is not None:
             on_start(self)
-        self.port = eventually(self._port, deadline=30, what="the agent to serve /metrics")
+        self.port = eventually(
+            self._port, deadline=start_deadline, what="the agent to serve /metrics"
+        )
 
     def _port(self) -> int | None:
         if self.proc.poll() is not None:

@@ -44,6 +44,8 @@ SERVICES = [f"{G}-frontend", *(f"{G}-{r}" for r in ROLES)]
 # Crash points per migration when $SYNCAGENT_CHAOS_CRASH_POINTS is unset: the first write, the
 # middle one and the last (the full sweep does not fit CI's time budget).
 CI_CRASH_POINTS = 3
+# A Python start under a load of 40 on 2 cores (seen during the full sweep) outlasts the default.
+START_DEADLINE = 180.0
 MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 
 
@@ -166,7 +168,14 @@ class Killer:
 
 def start_agent(kubeconfig: Any, ns: str, killer: Killer | None = None) -> Agent:
     on_start = None if killer is None else killer.attach
-    return Agent(kubeconfig, "--request-timeout", "5s", namespace=ns, on_start=on_start)
+    return Agent(
+        kubeconfig,
+        "--request-timeout",
+        "5s",
+        namespace=ns,
+        on_start=on_start,
+        start_deadline=START_DEADLINE,
+    )
 
 
 @contextlib.contextmanager
@@ -184,7 +193,7 @@ def run_migration(plane: Any, kube: Kube, migration: Migration, *, crash_at: int
     started = time.monotonic()
     with fresh_namespace(kube) as ns:
         kube.create(migration.before(ns))
-        with running_agent(plane.kubeconfig, namespace=ns):
+        with running_agent(plane.kubeconfig, namespace=ns, start_deadline=START_DEADLINE):
             wait_ready(kube, ns, G, what=f"{migration.name}: the graph Ready before the migration")
         with EndpointRecorder(kube, ns, SERVICES) as recorder:
             _migrate(plane, kube, ns, migration, outcome)
