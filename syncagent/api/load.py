@@ -9,13 +9,23 @@ document (ConfigMap, PVC, ...) is skipped. A v1alpha1 DGD/DCD is an error that p
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from syncagent.api.component import API_VERSION, DCD_KIND, GROUP, DynamoComponentDeployment
+from syncagent.api import crdgen, schemacheck, unknown
+from syncagent.api.component import (
+    API_VERSION,
+    DCD_KIND,
+    GROUP,
+    VERSION,
+    DynamoComponentDeployment,
+)
 from syncagent.api.graph import DGD_KIND, DynamoGraphDeployment
+
+ALPHA_API_VERSION = f"{GROUP}/v1alpha1"
 
 OURS = (DGD_KIND, DCD_KIND)
 
@@ -25,17 +35,42 @@ class LoadError(ValueError):
 
 
 def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
-    """Every non-empty document of a YAML (or JSON) stream, each a mapping."""
+    """Every non-empty document of a YAML (or JSON) stream, each a mapping.
+
+    The items of a ``kind: List`` document (what ``kubectl get -o yaml`` prints) take its place.
+    """
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as err:
         raise LoadError(f"{source}: not valid YAML: {_yaml_problem(err)}") from None
+    except RecursionError:
+        raise LoadError(
+            f"{source}: nested too deeply to parse; flatten the document (at most "
+            f"{schemacheck.MAX_DEPTH} levels)"
+        ) from None
+    out: list[dict[str, Any]] = []
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict):
             raise LoadError(
                 f"{source}: document {i + 1} is a {type(doc).__name__}, not a Kubernetes object"
             )
-    return docs
+        out.extend(_list_items(doc, source=source, index=i) if _is_list(doc) else [doc])
+    return out
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    return doc.get("kind") == "List" and doc.get("apiVersion") == "v1"
+
+
+def _list_items(doc: dict[str, Any], *, source: str, index: int) -> list[dict[str, Any]]:
+    items = doc.get("items") or []
+    where = f"{source}: document {index + 1} (kind List)"
+    if not isinstance(items, list):
+        raise LoadError(f"{where}: items: must be a list of objects")
+    for j, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise LoadError(f"{where}: items[{j}]: is a {type(item).__name__}, not an object")
+    return items
 
 
 def object_ref(doc: dict[str, Any], *, namespace: str | None = None) -> str:
@@ -58,13 +93,13 @@ def parse_object(
     _require_kind(doc, source=source)
     ref = object_ref(doc)
     if doc.get("apiVersion") != API_VERSION:
-        raise LoadError(
-            f"{ref}: apiVersion {doc.get('apiVersion')} is not supported; convert it with "
-            f"`syncagent convert -f {source}` (to {API_VERSION})"
-        )
+        raise LoadError(f"{ref}: {_unsupported_version(doc, source=source)}")
     meta = doc.get("metadata")
     if not isinstance(meta, dict) or not meta.get("name"):
         raise LoadError(f"{ref}: metadata.name: required; give the object a name")
+    found = check_schema(doc).errors
+    if found:
+        raise LoadError(f"{ref}: {_summary([str(f) for f in found])}")
     model = DynamoGraphDeployment if doc["kind"] == DGD_KIND else DynamoComponentDeployment
     try:
         return model.model_validate(doc)
@@ -76,7 +111,13 @@ def load_objects(
     text: str, *, source: str = "-"
 ) -> list[DynamoGraphDeployment | DynamoComponentDeployment]:
     """Every DGD and DCD of a stream, in order; other documents are skipped."""
-    docs = load_documents(text, source=source)
+    return objects_of(load_documents(text, source=source), source=source)
+
+
+def objects_of(
+    docs: list[dict[str, Any]], *, source: str = "-"
+) -> list[DynamoGraphDeployment | DynamoComponentDeployment]:
+    """:func:`load_objects` of documents already read."""
     for doc in docs:
         _require_kind(doc, source=source)
     found = [parse_object(d, source=source) for d in docs if is_ours(d)]
@@ -96,13 +137,45 @@ def load_graphs(text: str, *, source: str = "-") -> list[DynamoGraphDeployment]:
     return graphs
 
 
+def check_schema(doc: dict[str, Any]) -> schemacheck.Result:
+    """The structural check of a v1beta1 DGD/DCD document against our CRD schema."""
+    return schemacheck.check(doc, _schema(str(doc.get("kind"))))
+
+
+def unknown_field_warnings(doc: dict[str, Any]) -> list[str]:
+    """``Kind/namespace/name: <path>: unknown field ...`` lines for a v1beta1 DGD/DCD."""
+    ref = object_ref(doc)
+    return [f"{ref}: {line}" for line in unknown.warnings(check_schema(doc).unknown)]
+
+
+@cache
+def _schema(kind: str) -> dict[str, Any]:
+    crd = crdgen.graph_crd() if kind == DGD_KIND else crdgen.component_crd()
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == VERSION]
+    return dict(served["schema"]["openAPIV3Schema"])
+
+
+def _unsupported_version(doc: dict[str, Any], *, source: str) -> str:
+    version = doc.get("apiVersion")
+    if version == ALPHA_API_VERSION:
+        return (
+            f"apiVersion {version} is not supported; convert it with "
+            f"`syncagent convert -f {source}` (to {API_VERSION})"
+        )
+    return f"apiVersion: {version} is not supported; set apiVersion: {API_VERSION}"
+
+
 def validation_summary(err: ValidationError, *, limit: int = 3) -> str:
     """Pydantic errors as ``<json path>: <message>`` items joined with ``"; "``."""
-    parts = [f"{_loc_path(e['loc'])}: {_message(e)}" for e in err.errors()[:limit]]
-    more = err.error_count() - limit
+    return _summary([f"{_loc_path(e['loc'])}: {_message(e)}" for e in err.errors()], limit=limit)
+
+
+def _summary(parts: list[str], *, limit: int = 3) -> str:
+    more = len(parts) - limit
+    shown = parts[:limit]
     if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts)
+        shown.append(f"and {more} more")
+    return "; ".join(shown)
 
 
 def _require_kind(doc: dict[str, Any], *, source: str) -> None:

@@ -12,7 +12,7 @@ from syncagent.api import LoadError, load_documents, parse_object
 from syncagent.api.load import is_ours, object_ref
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import add_capability_argument, add_connection_arguments, connection
-from syncagent.cli.inputs import read_input
+from syncagent.cli.inputs import read_input, warn_unknown_fields
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
@@ -108,6 +108,7 @@ def read_documents(path: str) -> list[dict[str, Any]]:
             for doc in found:
                 _require_ours(doc, source=source)
                 parse_object(doc, source=source)
+            warn_unknown_fields(found)
             docs += found
     except LoadError as err:
         raise UserError(str(err)) from None

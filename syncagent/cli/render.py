@@ -13,14 +13,15 @@ from syncagent.api import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
     LoadError,
-    load_objects,
+    load_documents,
+    objects_of,
     problems_message,
     validate_component_deployment,
     validate_graph,
 )
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import add_capability_argument
-from syncagent.cli.inputs import read_input
+from syncagent.cli.inputs import read_input, warn_unknown_fields
 from syncagent.cli.render_programs import PROGRAMS, forced_pathway, render_pathway
 from syncagent.programs import capabilities, routing
 from syncagent.render import (
@@ -81,7 +82,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         settings = capabilities.capability_overrides(args.capability, offline=True)
-        objects = load_objects(read_input(args.filename), source=args.filename)
+        docs = load_documents(read_input(args.filename), source=args.filename)
+        warn_unknown_fields(docs)
+        objects = objects_of(docs, source=args.filename)
     except (ValueError, LoadError) as err:
         raise UserError(str(err)) from None
     caps = capabilities.offline(settings)
