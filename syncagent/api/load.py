@@ -8,19 +8,16 @@ document (ConfigMap, PVC, ...) is skipped. A v1alpha1 DGD/DCD is an error that p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from syncagent.api import crdgen, schemacheck, unknown
 from syncagent.api.component import (
     API_VERSION,
     DCD_KIND,
     GROUP,
-    VERSION,
     DynamoComponentDeployment,
 )
 from syncagent.api.graph import DGD_KIND, DynamoGraphDeployment
@@ -44,10 +41,7 @@ def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
     except yaml.YAMLError as err:
         raise LoadError(f"{source}: not valid YAML: {_yaml_problem(err)}") from None
     except RecursionError:
-        raise LoadError(
-            f"{source}: nested too deeply to parse; flatten the document (at most "
-            f"{schemacheck.MAX_DEPTH} levels)"
-        ) from None
+        raise LoadError(f"{source}: nested too deeply to parse; flatten the document") from None
     out: list[dict[str, Any]] = []
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict):
@@ -89,7 +83,21 @@ def is_ours(doc: dict[str, Any]) -> bool:
 def parse_object(
     doc: dict[str, Any], *, source: str = "-"
 ) -> DynamoGraphDeployment | DynamoComponentDeployment:
-    """One DGD or DCD document as a model; LoadError names the object and the field."""
+    """One DGD or DCD document as a model; LoadError names the object and the field.
+
+    ``syncagent.api.schemas.parse_checked`` adds the CRD's structural rules (what the CLI and
+    the agent use); this is the model alone.
+    """
+    ref = check_head(doc, source=source)
+    model = DynamoGraphDeployment if doc["kind"] == DGD_KIND else DynamoComponentDeployment
+    try:
+        return model.model_validate(doc)
+    except ValidationError as err:
+        raise LoadError(f"{ref}: {validation_summary(err)}") from None
+
+
+def check_head(doc: dict[str, Any], *, source: str = "-") -> str:
+    """``Kind/namespace/name`` of a v1beta1 DGD/DCD with a name; LoadError otherwise."""
     _require_kind(doc, source=source)
     ref = object_ref(doc)
     if doc.get("apiVersion") != API_VERSION:
@@ -97,14 +105,7 @@ def parse_object(
     meta = doc.get("metadata")
     if not isinstance(meta, dict) or not meta.get("name"):
         raise LoadError(f"{ref}: metadata.name: required; give the object a name")
-    found = check_schema(doc).errors
-    if found:
-        raise LoadError(f"{ref}: {_summary([str(f) for f in found])}")
-    model = DynamoGraphDeployment if doc["kind"] == DGD_KIND else DynamoComponentDeployment
-    try:
-        return model.model_validate(doc)
-    except ValidationError as err:
-        raise LoadError(f"{ref}: {validation_summary(err)}") from None
+    return ref
 
 
 def load_objects(
@@ -115,12 +116,16 @@ def load_objects(
 
 
 def objects_of(
-    docs: list[dict[str, Any]], *, source: str = "-"
+    docs: list[dict[str, Any]],
+    *,
+    source: str = "-",
+    parse: Callable[..., DynamoGraphDeployment | DynamoComponentDeployment] | None = None,
 ) -> list[DynamoGraphDeployment | DynamoComponentDeployment]:
-    """:func:`load_objects` of documents already read."""
+    """:func:`load_objects` of documents already read; ``parse`` replaces :func:`parse_object`."""
     for doc in docs:
         _require_kind(doc, source=source)
-    found = [parse_object(d, source=source) for d in docs if is_ours(d)]
+    parse = parse or parse_object
+    found = [parse(d, source=source) for d in docs if is_ours(d)]
     if not found:
         kinds = ", ".join(sorted({str(d.get("kind")) for d in docs})) or "none"
         raise LoadError(
@@ -137,24 +142,6 @@ def load_graphs(text: str, *, source: str = "-") -> list[DynamoGraphDeployment]:
     return graphs
 
 
-def check_schema(doc: dict[str, Any]) -> schemacheck.Result:
-    """The structural check of a v1beta1 DGD/DCD document against our CRD schema."""
-    return schemacheck.check(doc, _schema(str(doc.get("kind"))))
-
-
-def unknown_field_warnings(doc: dict[str, Any]) -> list[str]:
-    """``Kind/namespace/name: <path>: unknown field ...`` lines for a v1beta1 DGD/DCD."""
-    ref = object_ref(doc)
-    return [f"{ref}: {line}" for line in unknown.warnings(check_schema(doc).unknown)]
-
-
-@cache
-def _schema(kind: str) -> dict[str, Any]:
-    crd = crdgen.graph_crd() if kind == DGD_KIND else crdgen.component_crd()
-    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == VERSION]
-    return dict(served["schema"]["openAPIV3Schema"])
-
-
 def _unsupported_version(doc: dict[str, Any], *, source: str) -> str:
     version = doc.get("apiVersion")
     if version == ALPHA_API_VERSION:
@@ -167,10 +154,10 @@ def _unsupported_version(doc: dict[str, Any], *, source: str) -> str:
 
 def validation_summary(err: ValidationError, *, limit: int = 3) -> str:
     """Pydantic errors as ``<json path>: <message>`` items joined with ``"; "``."""
-    return _summary([f"{_loc_path(e['loc'])}: {_message(e)}" for e in err.errors()], limit=limit)
+    return summary([f"{_loc_path(e['loc'])}: {_message(e)}" for e in err.errors()], limit=limit)
 
 
-def _summary(parts: list[str], *, limit: int = 3) -> str:
+def summary(parts: list[str], *, limit: int = 3) -> str:
     more = len(parts) - limit
     shown = parts[:limit]
     if more > 0:

@@ -11,7 +11,8 @@ import yaml
 
 from syncagent.api.conversion import ConversionError, convert_documents
 from syncagent.api.graph import DynamoGraphDeployment
-from syncagent.api.load import LoadError, is_ours, load_documents, parse_object
+from syncagent.api.load import LoadError, is_ours, load_documents
+from syncagent.api.schemas import parse_checked
 from syncagent.api.validation import Problem, validate_graph
 from syncagent.cli.errors import UserError
 from syncagent.cli.inputs import read_input, warn_unknown_fields
@@ -71,7 +72,7 @@ def _check(documents: list[dict[str, Any]], *, source: str) -> None:
     for doc in documents:
         if not is_ours(doc):
             continue
-        obj = parse_object(doc, source=source)
+        obj = parse_checked(doc, source=source)
         if not isinstance(obj, DynamoGraphDeployment):
             continue
         problems = [p for p in validate_graph(obj, dcd_components=()) if _applies(p, obj)]

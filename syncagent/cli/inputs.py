@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from syncagent.api.component import API_VERSION
-from syncagent.api.load import LoadError, is_ours, unknown_field_warnings
+from syncagent.api.load import LoadError, is_ours
+from syncagent.api.schemas import unknown_field_warnings
 
 
 def read_input(path: str) -> str:

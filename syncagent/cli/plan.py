@@ -8,8 +8,9 @@ from typing import Any
 
 from lightkube import AsyncClient
 
-from syncagent.api import LoadError, load_documents, parse_object
+from syncagent.api import LoadError, load_documents
 from syncagent.api.load import is_ours, object_ref
+from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import add_capability_argument, add_connection_arguments, connection
 from syncagent.cli.inputs import read_input, warn_unknown_fields
@@ -107,7 +108,7 @@ def read_documents(path: str) -> list[dict[str, Any]]:
             found = load_documents(text, source=source)
             for doc in found:
                 _require_ours(doc, source=source)
-                parse_object(doc, source=source)
+                parse_checked(doc, source=source)
             warn_unknown_fields(found)
             docs += found
     except LoadError as err:

@@ -14,11 +14,11 @@ from syncagent.api import (
     DynamoGraphDeployment,
     LoadError,
     load_documents,
-    objects_of,
     problems_message,
     validate_component_deployment,
     validate_graph,
 )
+from syncagent.api.schemas import objects_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import add_capability_argument
 from syncagent.cli.inputs import read_input, warn_unknown_fields
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         settings = capabilities.capability_overrides(args.capability, offline=True)
         docs = load_documents(read_input(args.filename), source=args.filename)
         warn_unknown_fields(docs)
-        objects = objects_of(docs, source=args.filename)
+        objects = objects_checked(docs, source=args.filename)
     except (ValueError, LoadError) as err:
         raise UserError(str(err)) from None
     caps = capabilities.offline(settings)

@@ -12,6 +12,7 @@ import logging
 from pydantic import ValidationError
 
 from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.api.schemas import check_schema
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import Capabilities
@@ -80,7 +81,15 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
 
 
 def _validate(ctx: GraphContext) -> list[str]:
-    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
+    """Validation problems, each ``<json path>: <message>`` (api.md §1.4).
+
+    The API server has checked the CRD schema already, but a graph stored under an older or
+    hand-edited CRD may not fit it; the same structural check keeps such a graph from reaching
+    the renderers.
+    """
+    found = check_schema(dict(ctx.graph)).errors
+    if found:
+        return [str(f) for f in found]
     try:
         model = DynamoGraphDeployment.model_validate(ctx.graph)
     except ValidationError as err:
