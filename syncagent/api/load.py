@@ -25,6 +25,9 @@ from syncagent.api.graph import DGD_KIND, DynamoGraphDeployment
 ALPHA_API_VERSION = f"{GROUP}/v1alpha1"
 
 OURS = (DGD_KIND, DCD_KIND)
+# libyaml's safe loader when PyYAML was built with it: ~10x faster, and it does not recurse
+# per nesting level while parsing (the pure-Python one raises RecursionError on deep input).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class LoadError(ValueError):
@@ -37,7 +40,7 @@ def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
     The items of a ``kind: List`` document (what ``kubectl get -o yaml`` prints) take its place.
     """
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
     except yaml.YAMLError as err:
         raise LoadError(f"{source}: not valid YAML: {_yaml_problem(err)}") from None
     except RecursionError:

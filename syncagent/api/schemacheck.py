@@ -69,8 +69,33 @@ def check(doc: dict[str, Any], schema: dict[str, Any]) -> Result:
     if too_deep is not None:
         result.errors.append(too_deep)
         return result
+    result.errors.extend(_metadata_name(doc))
     result.errors.extend(_node(doc, schema, "", result.unknown))
     return result
+
+
+_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    f"for validation is '{_SUBDOMAIN}')"
+)
+
+
+def _metadata_name(doc: dict[str, Any]) -> Iterator[Finding]:
+    """The server's rule for the name of every namespaced custom resource."""
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name is None:
+        yield Finding("metadata.name", "Required value")
+    if not isinstance(name, str):
+        return
+    if len(name) > 253:
+        yield Finding(
+            "metadata.name", f"Invalid value: {_quoted(name)}: must be no more than 253 characters"
+        )
+    elif not re.fullmatch(_SUBDOMAIN, name):
+        yield Finding("metadata.name", f"Invalid value: {_quoted(name)}: {_SUBDOMAIN_MESSAGE}")
 
 
 def _too_deep(value: Any) -> Finding | None:

@@ -66,7 +66,7 @@ def graph_context(
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:
     """Validate the graph, then run the program it is routed to (a failed validation runs none)."""
-    problems = _validate(ctx)
+    problems = validation_problems(ctx)
     if problems:
         for problem in problems:
             log.warning(
@@ -80,7 +80,7 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
     return await run_program(ctx)
 
 
-def _validate(ctx: GraphContext) -> list[str]:
+def validation_problems(ctx: GraphContext) -> list[str]:
     """Validation problems, each ``<json path>: <message>`` (api.md §1.4).
 
     The API server has checked the CRD schema already, but a graph stored under an older or
