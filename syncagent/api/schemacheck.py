@@ -87,7 +87,7 @@ def _metadata_name(doc: dict[str, Any]) -> Iterator[Finding]:
     meta = doc.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
     if name is None:
-        yield Finding("metadata.name", "Required value")
+        yield Finding("metadata.name", "Required value: name or generateName is required")
     if not isinstance(name, str):
         return
     if len(name) > 253:
