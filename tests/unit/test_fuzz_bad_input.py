@@ -61,7 +61,10 @@ def _stdin(text: str) -> Iterator[None]:
 def run_cli(argv: list[str], text: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with _stdin(text), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+        try:
+            code = main(argv)
+        except SystemExit as exit_:  # argparse's usage errors; the console script does the same
+            code = int(exit_.code or 0)
     return code, out.getvalue(), err.getvalue()
 
 
