@@ -30,8 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from syncagent.cli.main import main
-from syncagent.programs import routing, status
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs import capabilities, routing, status
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.graph import run_graph
 from syncagent.programs.view import DictStore
@@ -98,14 +97,8 @@ def check_cli_outcome(command: str, code: int, out: str, err: str, bad: BadGraph
     return "exit 0 + warning"
 
 
-CAPS = Capabilities(
-    grove=False,
-    lws=True,
-    disaggregated_set=False,
-    grove_api=False,
-    disaggregated_set_api=False,
-    checkpoint_api=False,
-)
+# What `render` assumes offline, Grove switched off: the agent's Component pathway.
+CAPS = capabilities.offline({"grove": capabilities.Setting.FALSE})
 BINARY = Path(sys.executable).with_name("syncagent")  # the console script pip installed
 
 
