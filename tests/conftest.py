@@ -23,6 +23,7 @@ from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
 from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
+from tests.support import figures
 from tests.support.kube import Kube
 from tests.support.kubectl import Kubectl
 
@@ -170,3 +171,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     planes = terminalreporter.config.stash.get(_PLANES, None)
     for description in planes.descriptions if planes else []:
         terminalreporter.write_line(f"ran against {description}")
+    for line in figures.lines():
+        terminalreporter.write_line(line)

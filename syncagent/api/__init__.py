@@ -70,7 +70,10 @@ Naming used by the rules: ``normalize_name``, ``component_resource_name(dgd, com
 (= normalize(f"{dgd}-{comp.lower()}")), ``dynamo_namespace(dgd, ns, *, global_namespace)``.
 Loading (``load.py``, pure: the CLI reads the files): ``load_documents(text, *, source)``,
 ``load_objects(text, *, source)`` (DGDs and DCDs; other kinds skipped),
-``load_graphs(text, *, source)``, ``parse_object(doc)``; all raise ``LoadError`` (one line).
+``load_graphs(text, *, source)``, ``objects_of(docs, *, source)``, ``parse_object(doc)``; all
+raise ``LoadError`` (one line). ``schemas.py`` (not re-exported: it reads the vendored schemas)
+adds the CRD's structural rules in the API server's words: ``parse_checked``,
+``objects_checked``, ``check_schema``, ``unknown_field_warnings``.
 Constants: ``API_VERSION``, ``GROUP``, ``VERSION``, ``DGD_KIND``, ``DCD_KIND``,
 ``MAIN_CONTAINER``, ``MAX_COMPONENTS``.
 """
@@ -122,6 +125,7 @@ from syncagent.api.load import (
     load_documents,
     load_graphs,
     load_objects,
+    objects_of,
     parse_object,
 )
 from syncagent.api.meta import ObjectMeta, OwnerReference
@@ -186,6 +190,7 @@ __all__ = [
     "load_objects",
     "node_count_of",
     "normalize_name",
+    "objects_of",
     "parse_object",
     "problems_message",
     "validate_component_deployment",

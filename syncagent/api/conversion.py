@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.api.component import API_VERSION, DCD_KIND, GROUP, MAIN_CONTAINER, NAME_PATTERN
+from syncagent.api.conversion_input import GRAPH_SHAPES, SERVICE_SHAPES, shape_problems
 from syncagent.api.graph import DGD_KIND
 
 ALPHA_API_VERSION = f"{GROUP}/v1alpha1"
@@ -106,6 +107,8 @@ def convert_documents(docs: list[dict[str, Any]]) -> Conversion:
         if not is_alpha(doc):
             result.documents.append(doc)
             continue
+        if not isinstance(doc.get("metadata"), dict | None):
+            raise ConversionError(f"{_ref(doc)}: metadata: must be a mapping")
         convert = convert_graph if doc["kind"] == DGD_KIND else convert_dcd
         result.documents.append(convert(doc, warn))
         result.converted += 1
@@ -152,6 +155,7 @@ def _graph_spec(spec: dict[str, Any], ref: str, warn: Warn) -> dict[str, Any]:
     services = spec.get("services") or {}
     if not isinstance(services, dict):
         raise ConversionError(f"{ref}: spec.services: must be a map of service name to service")
+    _require_shapes(spec, GRAPH_SHAPES, at="spec", ref=ref)
     out: dict[str, Any] = {}
     for key in _GRAPH_SAME_NAME:
         if key in spec:
@@ -191,6 +195,7 @@ def convert_service(name: str, service: Any, *, path: str, ref: str, warn: Warn)
             f"{ref}: {path}: service name {name!r} must be 1-63 characters matching "
             f"{NAME_PATTERN}; rename the service"
         )
+    _require_shapes(service, SERVICE_SHAPES, at=path, ref=ref)
     comp: dict[str, Any] = {"name": name}
     ctype = _component_type(service, path, warn)
     if ctype:
@@ -220,6 +225,15 @@ def convert_service(name: str, service: Any, *, path: str, ref: str, warn: Warn)
     if template:
         comp["podTemplate"] = template
     return comp
+
+
+def _require_shapes(fields: dict[str, Any], shapes: dict[str, str], *, at: str, ref: str) -> None:
+    problems = list(shape_problems(fields, shapes, at=at))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConversionError(
+            f"{ref}: {problems[0]}{more}; cannot convert it faithfully: fix the v1alpha1 input"
+        )
 
 
 def _component_type(service: dict[str, Any], path: str, warn: Warn) -> str | None:

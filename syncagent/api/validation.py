@@ -91,7 +91,35 @@ def validate_graph(
         checks = [*checks, *_naming_rules(comp, f"spec.components[{i}]", graph.name, ns, as_dcd)]
         found.extend(Problem(ref, path, rule, msg) for path, rule, msg in checks)
     found.extend(Problem(ref, path, rule, msg) for path, rule, msg in _restart_rules(graph))
-    return found
+    return _with_name_length_rule(found, graph, ns, ref=ref)
+
+
+def _with_name_length_rule(
+    found: list[Problem], graph: DynamoGraphDeployment, namespace: str, *, ref: str
+) -> list[Problem]:
+    """One ``metadata.name`` problem when only a shorter graph name can fix V14 (docs/validation.md).
+
+    A graph name too long for any generated name (``<name>-<component>`` needs two more
+    characters) breaks every component's names and Dynamo namespace; listing each of them (V14,
+    V17) buries the one fix in hundreds of characters.
+    """
+    if len(graph.name) <= MAX_LABEL_LENGTH - len("-x"):
+        return found
+    comps = [c for c in graph.spec.components if c.name and _valid_name(c.name)]
+    limit = min((MAX_LABEL_LENGTH - len(f"-{c.name}") for c in comps), default=MAX_LABEL_LENGTH - 2)
+    if any(not c.global_dynamo_namespace for c in comps):
+        limit = min(limit, MAX_LABEL_LENGTH - len(f"{namespace}-"))
+    kept = [p for p in found if p.rule != "V17" and not (p.rule == "V14" and _too_long(p))]
+    message = (
+        f"{len(graph.name)} characters is too long for the names generated from it (at most "
+        f"{MAX_LABEL_LENGTH}); shorten metadata.name to at most {max(limit, 1)} characters"
+    )
+    return [Problem(ref, "metadata.name", "V14", message), *kept]
+
+
+def _too_long(problem: Problem) -> bool:
+    name = problem.message.split('"')[1] if problem.message.count('"') >= 2 else ""
+    return len(name) > MAX_LABEL_LENGTH
 
 
 def validate_component_deployment(

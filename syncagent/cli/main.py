@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from syncagent import __version__
-from syncagent.cli.errors import UserError
+from syncagent.cli import boundary
 
 # Each module exposes ``register(subparsers)`` and sets ``func`` on its parser.
 SUBCOMMANDS: tuple[str, ...] = (
@@ -43,8 +43,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with usage errors on exit code 1 (2 means "changes" for ``plan``)."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
+        # One line, like every other error; the usage is one --help away.
+        self.exit(1, f"error: {self.prog}: {message}; see {self.prog} --help\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"syncagent {__version__}")
+    parser.add_argument(
+        boundary.DEBUG_FLAG,
+        action="store_true",
+        help="on an internal error, print the traceback too (accepted anywhere on the line)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}").register(sub)
@@ -62,18 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in, debug = boundary.take_debug_flag(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
-    try:
-        return int(args.func(args) or 0)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+        parser.print_usage(sys.stderr)
+        parser.error("a command is required")
+    return boundary.run_command(args.func, args, debug=debug)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def default_namespace(conn: Connection) -> str:
     try:
         config = KubeConfig.from_file(conn.kubeconfig) if conn.kubeconfig else KubeConfig.from_env()
         return config.get(context_name=conn.context).namespace or "default"
-    except (ConfigError, OSError, KeyError):
+    except (ConfigError, OSError, KeyError, ValueError, AttributeError, TypeError):
         return "default"  # opening the client reports the configuration problem
 
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import DynamoGraphDeployment, unknown
+from syncagent.api.schemas import check_schema
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import routing, status
 from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
@@ -131,6 +132,7 @@ def build_status(
         checkpoints=checkpoints,
         pathway=pathway_condition(ctx, stale=stale, message=pathway_message),
         ds_eligible=routing.ds_eligible_condition(ctx.selection),
+        unknown_fields=unknown_fields_message(ctx.graph),
     )
     return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
 
@@ -144,6 +146,11 @@ def failed(ctx: GraphContext, message: str, *, refused: bool = False) -> Program
     result = status.failed(status.RECONCILE_FAILED, message)
     built = build_status(ctx, result, components=ctx.previous.get("components"))
     return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+
+
+def unknown_fields_message(graph: Obj) -> str:
+    """The ``UnknownFields`` condition's message: each unknown field and its close known one."""
+    return "; ".join(unknown.warnings(check_schema(dict(graph)).unknown))
 
 
 def status_events(
@@ -184,7 +191,16 @@ def status_events(
             )
         )
     events += _ready_events(old_conds, new_conds, refused=refused)
+    events += _unknown_field_events(old_conds, new_conds)
     return events
+
+
+def _unknown_field_events(old_conds: Any, new_conds: Any) -> list[QueuedEvent]:
+    old = status.find(old_conds, status.UNKNOWN_FIELDS) or {}
+    new = status.find(new_conds, status.UNKNOWN_FIELDS) or {}
+    if not new or old.get("message") == new.get("message"):
+        return []
+    return [QueuedEvent(WARNING, status.UNKNOWN_FIELDS, str(new.get("message")))]
 
 
 def _ready_events(old_conds: Any, new_conds: Any, *, refused: bool) -> list[QueuedEvent]:

@@ -12,6 +12,7 @@ import logging
 from pydantic import ValidationError
 
 from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.api.schemas import check_schema
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
@@ -75,7 +76,7 @@ def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:
     """Validate the graph, then run the program it is routed to (a failed validation runs none)."""
-    problems = _validate(ctx)
+    problems = validation_problems(ctx)
     if problems:
         for problem in problems:
             log.warning(
@@ -89,8 +90,16 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
     return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
 
 
-def _validate(ctx: GraphContext) -> list[str]:
-    """Validation problems, each ``<json path>: <message>`` (api.md §1.4)."""
+def validation_problems(ctx: GraphContext) -> list[str]:
+    """Validation problems, each ``<json path>: <message>`` (api.md §1.4).
+
+    The API server has checked the CRD schema already, but a graph stored under an older or
+    hand-edited CRD may not fit it; the same structural check keeps such a graph from reaching
+    the renderers.
+    """
+    found = check_schema(dict(ctx.graph)).errors
+    if found:
+        return [str(f) for f in found]
     model, problems = (ctx.model, ctx.problems)
     if model is None and not problems:  # a context built by hand (tests): parse it now
         model, problems = parse(ctx.graph)

@@ -30,6 +30,8 @@ WORKLOAD_PATHWAY = "WorkloadPathway"
 DS_ELIGIBLE = "DisaggregatedSetEligible"
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
+UNKNOWN_FIELDS = "UnknownFields"
+FIELDS_IGNORED = "FieldsIgnored"
 
 
 def now_rfc3339() -> str:
@@ -120,6 +122,7 @@ class GraphStatusInput:
     checkpoints: Mapping[str, Mapping[str, Any]] | None = None
     pathway: tuple[str, str, str] | None = None  # (status, reason, message) of WorkloadPathway
     ds_eligible: tuple[str, str, str] | None = None
+    unknown_fields: str = ""  # the message of the UnknownFields condition (empty: none)
 
 
 def graph_status(
@@ -140,6 +143,8 @@ def graph_status(
         conds.append(condition(WORKLOAD_PATHWAY, *inp.pathway))
     if inp.ds_eligible is not None:
         conds.append(condition(DS_ELIGIBLE, *inp.ds_eligible))
+    if inp.unknown_fields:
+        conds.append(condition(UNKNOWN_FIELDS, "True", FIELDS_IGNORED, inp.unknown_fields))
     status: dict[str, Any] = {
         "observedGeneration": inp.generation,
         "state": inp.result.state,

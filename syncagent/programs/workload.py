@@ -20,6 +20,7 @@ from syncagent.api import (
     problems_message,
     validate_component_deployment,
 )
+from syncagent.api.schemas import check_schema
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
@@ -286,6 +287,9 @@ def _parent_graph_uid(dcd: Obj) -> str:
 
 def _validate(dcd: Obj) -> tuple[str, str]:
     """``(message, Available reason)`` of an invalid DCD; an empty message when it is valid."""
+    found = check_schema(dict(dcd)).errors
+    if found:
+        return "; ".join(str(f) for f in found), RECONCILING
     try:
         model = DynamoComponentDeployment.model_validate(dcd)
     except ValidationError as err:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import orjson
+import yaml
 from lightkube import AsyncClient, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ApiError, ConfigError
 
@@ -32,17 +34,36 @@ def load_config(
 ) -> SingleConfig:
     """The connection config: ``kubeconfig`` if given, else in-cluster, else the ``KUBECONFIG``
     variable or ``~/.kube/config``; ``context`` picks a context (default: the current one)."""
+    where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
     try:
         config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
         single = config.get(context_name=context)
-    except (ConfigError, OSError, KeyError, ValueError) as err:
-        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    except (ConfigError, OSError, KeyError, ValueError, AttributeError, TypeError) as err:
+        # lightkube reports a file that is not a kubeconfig as a bare KeyError ('clusters')
+        # or AttributeError; name what is wrong with it instead.
+        problem = _kubeconfig_problem(kubeconfig) if kubeconfig else None
         raise ClientConfigError(
-            f"kubeconfig {where}: {err}; pass --kubeconfig FILE (and --context NAME) "
+            f"kubeconfig {where}: {problem or err}; pass --kubeconfig FILE (and --context NAME) "
             "or run inside a cluster"
         ) from err
     assert single is not None  # get() raises rather than return None without a default
     return single
+
+
+def _kubeconfig_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not a kubeconfig, when that is the trouble (None: something else)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+    if data is None:
+        return "the file is empty, not a kubeconfig"
+    if not isinstance(data, dict):
+        return f"not a kubeconfig (a {type(data).__name__}, not a mapping)"
+    missing = [k for k in ("clusters", "contexts", "users") if not isinstance(data.get(k), list)]
+    if missing:
+        return f"not a kubeconfig (no {', '.join(missing)} list)"
+    return None
 
 
 def make_client(

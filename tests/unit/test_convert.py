@@ -444,7 +444,8 @@ def test_cli_warnings_and_strict(tmp_path, capsys) -> None:
         ("- 1\n", "document 1 is a list"),
         (
             yaml.safe_dump(alpha({"a": {"replicas": "many"}})),
-            "DynamoGraphDeployment/ns/g: spec.components[0].replicas: Input should be a valid integer",
+            "DynamoGraphDeployment/ns/g: spec.components[0].replicas: Invalid value: "
+            '"string": spec.components[0].replicas in body must be of type integer: "string"',
         ),
         (
             yaml.safe_dump(alpha({"a": {"replicas": 1}})),

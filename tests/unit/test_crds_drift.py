@@ -1,13 +1,13 @@
 """crds/ must be exactly what the generator makes from the models (regenerate:
 ``python -m syncagent.api.crdgen``; the vendored Kubernetes schemas with
-``python -m syncagent.api.crdgen --openapi "$(python -m syncagent.devcluster.gomod)"``)."""
+``python -m syncagent.api.crdgen --openapi "$(python -m syncagent.devcluster.gomod)"``; that
+check downloads a Go module, so it lives in the cluster tier: test_crds_vendored_schemas.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from syncagent.api import crdgen, kubeschema
-from syncagent.devcluster.gomod import kubernetes_openapi
+from syncagent.api import crdgen
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 
@@ -18,12 +18,3 @@ def test_crds_folder_matches_the_generator() -> None:
     assert sorted(actual) == sorted(expected), "run: python -m syncagent.api.crdgen"
     for name, text in expected.items():
         assert actual[name] == text, f"crds/{name} drifted; run: python -m syncagent.api.crdgen"
-
-
-def test_vendored_kubernetes_schemas_match_the_pinned_openapi_document() -> None:
-    # Downloads k8s.io/kubernetes at the pinned version through the Go module proxy (cached).
-    expected = kubeschema.vendored_text(path=kubernetes_openapi())
-    actual = kubeschema.VENDORED.read_text(encoding="utf-8")
-    assert actual == expected, (
-        'run: python -m syncagent.api.crdgen --openapi "$(python -m syncagent.devcluster.gomod)"'
-    )

@@ -11,22 +11,35 @@ import yaml
 
 from syncagent.api.conversion import ConversionError, convert_documents
 from syncagent.api.graph import DynamoGraphDeployment
-from syncagent.api.load import LoadError, is_ours, load_documents, parse_object
+from syncagent.api.load import LoadError, is_ours, load_documents
+from syncagent.api.schemas import parse_checked
 from syncagent.api.validation import Problem, validate_graph
 from syncagent.cli.errors import UserError
-from syncagent.cli.inputs import read_input
+from syncagent.cli.inputs import read_input, warn_unknown_fields
 
 
 def run(args: argparse.Namespace) -> int:
     source = "stdin" if args.filename == "-" else args.filename
     try:
         docs = load_documents(read_input(args.filename), source=source)
+        if not docs:
+            raise UserError(
+                f"{source}: empty input, nothing to convert; give a file with v1alpha1 "
+                "DynamoGraphDeployment or DynamoComponentDeployment documents"
+            )
         result = convert_documents(docs)
         _check(result.documents, source=source)
     except (LoadError, ConversionError) as err:
         raise UserError(str(err)) from None
     for line in result.warnings:
         print(line, file=sys.stderr)
+    warn_unknown_fields(result.documents)
+    if not result.converted:
+        print(
+            f"warning: {source}: no v1alpha1 DynamoGraphDeployment or DynamoComponentDeployment "
+            "found; the documents are printed unchanged",
+            file=sys.stderr,
+        )
     if args.strict and result.warnings:
         raise UserError(
             f"{source}: {len(result.warnings)} field(s) would be dropped (--strict); "
@@ -41,7 +54,7 @@ def _check(documents: list[dict[str, Any]], *, source: str) -> None:
     for doc in documents:
         if not is_ours(doc):
             continue
-        obj = parse_object(doc, source=source)
+        obj = parse_checked(doc, source=source)
         if not isinstance(obj, DynamoGraphDeployment):
             continue
         problems = [p for p in validate_graph(obj, dcd_components=()) if _applies(p, obj)]

@@ -8,11 +8,20 @@ import sys
 import orjson
 
 from syncagent.api import crdgen
+from syncagent.cli.errors import UserError
 
 
 def run(args: argparse.Namespace) -> int:
     if args.dir:
-        for path in crdgen.write(args.dir):
+        try:
+            written = crdgen.write(args.dir)
+        except OSError as err:
+            reason = err.strerror or str(err)
+            raise UserError(
+                f"--dir {args.dir}: cannot write the CRD files there ({reason}); "
+                "give a directory (it is created if missing)"
+            ) from None
+        for path in written:
             print(path)
         return 0
     crds = crdgen.all_crds()

@@ -8,11 +8,12 @@ from typing import Any
 
 from lightkube import AsyncClient
 
-from syncagent.api import LoadError, load_documents, parse_object
+from syncagent.api import LoadError, load_documents
 from syncagent.api.load import is_ours, object_ref
+from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.cli.inputs import read_input
+from syncagent.cli.inputs import read_input, warn_unknown_fields
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
@@ -74,7 +75,8 @@ def read_documents(path: str) -> list[dict[str, Any]]:
             found = load_documents(text, source=source)
             for doc in found:
                 _require_ours(doc, source=source)
-                parse_object(doc, source=source)
+                parse_checked(doc, source=source)
+            warn_unknown_fields(found)
             docs += found
     except LoadError as err:
         raise UserError(str(err)) from None

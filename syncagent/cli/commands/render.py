@@ -11,13 +11,14 @@ from syncagent.api import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
     LoadError,
-    load_objects,
+    load_documents,
     problems_message,
     validate_component_deployment,
     validate_graph,
 )
+from syncagent.api.schemas import objects_checked
 from syncagent.cli.errors import UserError
-from syncagent.cli.inputs import read_input
+from syncagent.cli.inputs import read_input, warn_unknown_fields
 from syncagent.cli.render_programs import choose
 from syncagent.programs import capabilities
 from syncagent.programs.program import Program
@@ -39,7 +40,9 @@ HEADER = (
 def run(args: argparse.Namespace) -> int:
     try:
         settings = capabilities.capability_overrides(args.capability, offline=True)
-        objects = load_objects(read_input(args.filename), source=args.filename)
+        docs = load_documents(read_input(args.filename), source=args.filename)
+        warn_unknown_fields(docs)
+        objects = objects_checked(docs, source=args.filename)
     except (ValueError, LoadError) as err:
         raise UserError(str(err)) from None
     caps = capabilities.offline(settings)

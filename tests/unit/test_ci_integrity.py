@@ -1,0 +1,99 @@
+"""CI cannot pass by not running tests (issue 15, item 4): the checks on ``.ci/run`` and on what
+the unit tier needs. The policy plugin itself is tested in ``test_ci_policy.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CI_RUN = (REPO / ".ci" / "run").read_text()
+_NOT_TIERS = {"golden", "support", "__pycache__"}
+
+
+def _commands() -> list[str]:
+    return [
+        ln.strip() for ln in CI_RUN.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+
+
+def test_ci_clears_inherited_pytest_options_before_any_test_run():
+    lines = _commands()
+    unset = next(i for i, ln in enumerate(lines) if re.match(r"unset .*\bPYTEST_ADDOPTS\b", ln))
+    first_pytest = next(i for i, ln in enumerate(lines) if "-m pytest" in ln)
+    assert unset < first_pytest
+
+
+def test_ci_runs_ruff_lint_and_format_check():
+    lines = _commands()
+    assert "python3 -m ruff check ." in lines
+    assert "python3 -m ruff format --check ." in lines
+    assert "lint-imports" in lines
+
+
+def test_ci_runs_the_readme_command_and_every_other_tier_by_its_path():
+    lines = _commands()
+    readme = (REPO / "README.md").read_text()
+    assert "python3 -m pytest\n" in readme  # the README's test command, as CI runs it
+    assert "python3 -m pytest" in lines
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    in_readme = {Path(p).name for p in config["tool"]["pytest"]["ini_options"]["testpaths"]}
+    tiers = {p.name for p in (REPO / "tests").iterdir() if p.is_dir()} - _NOT_TIERS
+    for tier in sorted(tiers - in_readme):
+        assert f"python3 -m pytest tests/{tier}" in lines, f"tier {tier} is not run by .ci/run"
+
+
+def test_the_unit_tier_builds_and_downloads_nothing(tmp_path: Path):
+    """Collecting the whole unit tier (where the conftest decides what to build) on a machine
+    with an empty cache, no Go on PATH and the module proxy off: nothing is built or fetched."""
+    bindir = Path(sys.executable).parent  # python and the console scripts; no Go
+    assert shutil.which("go", path=str(bindir)) is None
+    dirs = {name: tmp_path / name for name in ("home", "cache", "xdg", "gopath")}
+    for d in dirs.values():
+        d.mkdir()
+    env = {
+        "PATH": str(bindir),
+        "HOME": str(dirs["home"]),
+        "SYNCAGENT_CACHE": str(dirs["cache"]),
+        "XDG_CACHE_HOME": str(dirs["xdg"]),
+        "GOPATH": str(dirs["gopath"]),
+        "GOPROXY": "off",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/unit",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    out = result.stdout + result.stderr
+    collected = re.search(r"(\d+) tests? collected", out)
+    assert collected, out[-3000:]
+    assert int(collected.group(1)) > 100, out[-3000:]
+    assert "binaries ready" not in out
+    # A collect-only run executes nothing: the policy's one complaint, nothing else failed.
+    failures = [ln for ln in out.splitlines() if "FAILED" in ln or "ERROR" in ln]
+    assert failures == [
+        "FAILED (ci policy): tier 'unit' executed no test; a run must execute every tier it "
+        "asks for (check -m, -k and PYTEST_ADDOPTS)"
+    ], out[-3000:]
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == [], f"the unit tier wrote into the caches: {left[:10]}"
