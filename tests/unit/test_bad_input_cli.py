@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from syncagent.cli import crds
+from syncagent.cli.commands import crds
 from tests.unit.test_fuzz_bad_input import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,7 +231,7 @@ def test_an_internal_error_is_one_line_with_the_debug_hint(monkeypatch: pytest.M
     def broken(args: Any) -> int:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(crds, "run", broken)  # register() binds the module's run
+    monkeypatch.setattr(crds, "run", broken)  # the command is looked up when it runs
     code, _, err = run_cli(["crds"], "")
     assert code == 1
     (line,) = err.splitlines()

@@ -107,7 +107,7 @@ def agent_context(doc: dict[str, Any]) -> GraphContext:
     return GraphContext(
         graph=graph,
         caps=CAPS,
-        selection=routing.Selection(routing.Pathway.COMPONENT, ds_wanted=False),
+        selection=routing.Selection(routing.Pathway.COMPONENT),
         recorded=None,
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # an invalid graph runs no program
