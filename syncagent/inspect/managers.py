@@ -7,8 +7,9 @@ Per object: every managedFields entry, the bytes managedFields take, and finding
 - ``stale``: an Update entry holding fields a takeover adopts (what the upstream Dynamo operator
   wrote, docs/ownership.md), or a per-owner manager whose owner no longer has a reference on
   the object;
-- ``missing``: an object controlled through our references without a ``syncagent/ownership``
-  entry.
+- ``missing``: an object controlled through our references whose controller reference no
+  syncagent manager holds (``syncagent/ownership``, or since the one-write create the object's
+  content manager: docs/write-protocol.md §3).
 """
 
 from __future__ import annotations
@@ -79,9 +80,13 @@ def check(
     report = ObjectReport(ref_of(obj).subject, len(orjson.dumps(raw)), entries)
     kind = str(obj.get("kind"))
     ref_uids = {ref.uid for ref, _ in Body(obj).owners()}
+    controller = Body(obj).controller
+    controller_uid = controller.uid if controller is not None else ""
     for raw_entry, entry in zip(raw, entries, strict=True):
         if fieldmanagers.is_ours(entry.manager):
-            report.findings += _check_ours(entry, kind=kind, ref_uids=ref_uids)
+            report.findings += _check_ours(
+                entry, kind=kind, ref_uids=ref_uids, controller_uid=controller_uid
+            )
         elif not user_object and (taken := policy.taken_paths(raw_entry, live=obj)):
             report.findings.append(
                 Finding(
@@ -91,17 +96,24 @@ def check(
                     "upstream operator wrote; taken over before the agent's next apply",
                 )
             )
+    holders = {
+        e.manager
+        for e in entries
+        if fieldmanagers.is_ours(e.manager)
+        and any(_controller_item(p, controller_uid) for p in e.paths())
+    }
     names = {e.manager for e in entries}
     if (
         _controlled_by_us(obj)
         and ownership.MANAGER.name not in names
+        and not holders
         and kind in ownership.MANAGER.kinds
     ):
         report.findings.append(
             Finding(
                 "missing",
                 ownership.MANAGER.name,
-                "the controller reference is not held by syncagent/ownership; the next "
+                "the controller reference is held by no syncagent manager; the next "
                 "reconcile adopts it",
             )
         )
@@ -113,7 +125,16 @@ def _controlled_by_us(obj: Mapping[str, Any]) -> bool:
     return controller is not None and controller.api_version.startswith("nvidia.com/")
 
 
-def _check_ours(entry: ManagerEntry, *, kind: str, ref_uids: set[str]) -> list[Finding]:
+def _controller_item(path: str, controller_uid: str) -> bool:
+    """Whether ``path`` is the controller's ownerReferences item (or a field of it)."""
+    return bool(controller_uid) and (
+        path.startswith(".metadata.ownerReferences[") and controller_uid in path
+    )
+
+
+def _check_ours(
+    entry: ManagerEntry, *, kind: str, ref_uids: set[str], controller_uid: str = ""
+) -> list[Finding]:
     decl = fieldmanagers.by_name(entry.manager)
     if decl is None:
         return [
@@ -149,7 +170,9 @@ def _check_ours(entry: ManagerEntry, *, kind: str, ref_uids: set[str]) -> list[F
     if decl.exempt_from_checks:
         return out
     for path in entry.paths():
-        if path and not decl.owns(path):
+        # A content manager holds the controller item of an object it created (one-write
+        # create, docs/write-protocol.md §3); any other reference item stays undeclared.
+        if path and not decl.owns(path) and not _controller_item(path, controller_uid):
             out.append(
                 Finding(
                     "outside-contract", entry.manager, f"{entry.manager} owns {path} (undeclared)"
