@@ -21,6 +21,7 @@ from syncagent.api.component import (
     DynamoComponentDeployment,
 )
 from syncagent.api.graph import DGD_KIND, DynamoGraphDeployment
+from syncagent.api.schemacheck import too_deep
 
 ALPHA_API_VERSION = f"{GROUP}/v1alpha1"
 
@@ -28,6 +29,9 @@ OURS = (DGD_KIND, DCD_KIND)
 # libyaml's safe loader when PyYAML was built with it: ~10x faster, and it does not recurse
 # per nesting level while parsing (the pure-Python one raises RecursionError on deep input).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml 0.2.5+ refuses flow nesting past 1000 levels while scanning; older builds (and some
+# PyYAML wheels) parse any depth. Checking after the parse gives every build the same answer.
+PARSE_DEPTH = 1000
 
 
 class LoadError(ValueError):
@@ -47,6 +51,8 @@ def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
         raise LoadError(f"{source}: nested too deeply to parse; flatten the document") from None
     out: list[dict[str, Any]] = []
     for i, doc in enumerate(docs):
+        if too_deep(doc, limit=PARSE_DEPTH) is not None:
+            raise LoadError(f"{source}: nested too deeply to parse; flatten the document")
         if not isinstance(doc, dict):
             raise LoadError(
                 f"{source}: document {i + 1} is a {type(doc).__name__}, not a Kubernetes object"

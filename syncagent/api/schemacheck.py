@@ -65,9 +65,9 @@ class Result:
 def check(doc: dict[str, Any], schema: dict[str, Any]) -> Result:
     """Every structural error of ``doc`` under ``schema`` (the version's openAPIV3Schema)."""
     result = Result([], [])
-    too_deep = _too_deep(doc)
-    if too_deep is not None:
-        result.errors.append(too_deep)
+    deep = too_deep(doc)
+    if deep is not None:
+        result.errors.append(deep)
         return result
     result.errors.extend(_metadata_name(doc))
     result.errors.extend(_node(doc, schema, "", result.unknown))
@@ -98,15 +98,15 @@ def _metadata_name(doc: dict[str, Any]) -> Iterator[Finding]:
         yield Finding("metadata.name", f"Invalid value: {_quoted(name)}: {_SUBDOMAIN_MESSAGE}")
 
 
-def _too_deep(value: Any) -> Finding | None:
-    """The first path nested deeper than MAX_DEPTH (iterative: deep input must not recurse)."""
+def too_deep(value: Any, *, limit: int = MAX_DEPTH) -> Finding | None:
+    """The first path nested deeper than ``limit`` (iterative: deep input must not recurse)."""
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         node, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth > limit:
             shown = path if len(path) <= 120 else path[:117] + "..."
             return Finding(
-                shown, f"nested more than {MAX_DEPTH} levels deep; flatten or remove this value"
+                shown, f"nested more than {limit} levels deep; flatten or remove this value"
             )
         if isinstance(node, dict):
             stack.extend((v, _join(path, str(k)), depth + 1) for k, v in node.items())

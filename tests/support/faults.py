@@ -41,6 +41,12 @@ class FaultProxy:
                 hard_close(conn)
                 continue
             with self._lock:
+                # A cut that ran while this connection was being opened must drop it too, or
+                # it would live on (keep-alive) past the cut, unseen by cut's snapshot.
+                if not self._up.is_set():
+                    hard_close(conn)
+                    hard_close(upstream)
+                    continue
                 self._sockets |= {conn, upstream}
             for a, b in ((conn, upstream), (upstream, conn)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
