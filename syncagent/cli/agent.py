@@ -55,6 +55,7 @@ def serve(settings: AgentSettings) -> int:
             lease=_lease(settings.leader_election, shard),
             group_versions=PROGRAMS.group_versions(),
             resolve=resolver(capabilities),
+            discovery_interval=settings.discovery.interval,
         )
         fights = FightPolicy(
             threshold=settings.fights.threshold,

@@ -108,6 +108,14 @@ class Discovery:
         help="default Dynamo discovery backend of components whose pod template does not set "
         "nvidia.com/dynamo-discovery-backend (default kubernetes)",
     )
+    interval: float = flag(
+        "--discovery-interval",
+        type=duration,
+        default=60.0,
+        metavar="DURATION",
+        help="look for the optional APIs (Grove, LWS, DisaggregatedSet, checkpoints) this often; "
+        "a watch or a request that finds its API gone looks at once (default 60s)",
+    )
 
 
 @dataclass(frozen=True)

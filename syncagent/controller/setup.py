@@ -6,12 +6,14 @@ program's own (``Program.connect``); the handlers below say which changes re-que
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.controller.reconcilers import Reconcilers
 from syncagent.kube import kinds
+from syncagent.kube.objects import ObjectRef
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched
@@ -36,6 +38,7 @@ from syncagent.ssa import Engine
 from syncagent.ssa.fights import FightDetector, FightPolicy
 
 Caches = list[Cache[Any]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +126,7 @@ def _reconcilers(
     for cache in graphs:
         cache.add_handler(latency.handle)
     return Reconcilers(
-        engine=Engine(client),
+        engine=Engine(client, on_not_served=_rediscover(manager)),
         store=store,
         recorder=manager.events,
         capabilities=lambda: manager.capabilities,  # type: ignore[arg-type,return-value]
@@ -136,6 +139,20 @@ def _reconcilers(
         latency=latency,
         shard=settings.shard,
     )
+
+
+def _rediscover(manager: Manager) -> Callable[[ObjectRef], None]:
+    """A request found its kind not served (a CRD removed since discovery ran): discover again
+    now, as after a watch's 404, so the graphs are routed by what the server serves."""
+
+    def not_served(ref: ObjectRef) -> None:
+        log.info(
+            "kind not served; refreshing discovery",
+            extra={"object": ref.subject, "apiVersion": ref.api_version},
+        )
+        manager.discovery.request_refresh()
+
+    return not_served
 
 
 def _keys_of(caches: Caches) -> Callable[[], list[str]]:

@@ -22,6 +22,7 @@ from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
+_MIN_GAP = 1.0  # seconds between refreshes that requests asked for
 
 
 class Snapshot(Protocol):
@@ -158,6 +159,7 @@ class Discovery(Generic[S]):
         task_status.started()
         due = self._current is None  # start() already discovered once
         while True:
+            last = anyio.current_time()
             if due:
                 try:
                     await self.refresh()
@@ -171,6 +173,8 @@ class Discovery(Generic[S]):
             delay = self._interval if self._current is not None else min(self._interval, 5.0)
             with anyio.move_on_after(delay):
                 await self._refresh_now.wait()
+                # Many requests may fail at once: one refresh per _MIN_GAP at most.
+                await anyio.sleep(max(0.0, last + _MIN_GAP - anyio.current_time()))
 
     def _publish(self, old: S | None, new: S) -> None:
         for name, on in new.as_dict().items():

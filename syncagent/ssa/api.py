@@ -7,7 +7,7 @@ plain query parameters and bodies here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -15,17 +15,27 @@ import orjson
 
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa.counter import http_client_of
-from syncagent.ssa.errors import error_from_status
+from syncagent.ssa.errors import NotServedError, error_from_status, resource_not_served
 from syncagent.ssa.resources import ResourceInfo, ResourceResolver
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML
+# Told which object's kind the server turned out not to serve (a CRD removed since the kind was
+# looked up): the caller refreshes what it knows of the server (the agent: its discovery).
+OnNotServed = Callable[[ObjectRef], None]
 
 
 class KubeApi:
     """Raw get / list / apply / patch / create / update / delete through one shared httpx2
-    client. Only the engine (``ssa/``) calls it."""
+    client. Only the engine (``ssa/``) calls it.
 
-    def __init__(self, client: Any) -> None:
+    A request whose resource type the server does not serve (a 404 that names no object)
+    raises :class:`NotServedError` from a write, or reads as absent; either way the kind is
+    looked up again next time and ``on_not_served`` is told. So is a write of a kind the lookup
+    already finds unserved ("no matches for kind").
+    """
+
+    def __init__(self, client: Any, *, on_not_served: OnNotServed | None = None) -> None:
+        self._on_not_served = on_not_served
         self.http: httpx2.AsyncClient = http_client_of(client)  # type: ignore[assignment]
         if not isinstance(self.http, httpx2.AsyncClient):
             raise TypeError(
@@ -36,26 +46,46 @@ class KubeApi:
     async def resolve(self, ref: ObjectRef) -> ResourceInfo:
         return await self.resources.resolve(ref)
 
+    async def _resolve_write(self, ref: ObjectRef) -> ResourceInfo:
+        try:
+            return await self.resolve(ref)
+        except NotServedError:
+            self._not_served(ref)
+            raise
+
+    def _not_served(self, ref: ObjectRef) -> None:
+        self.resources.forget(ref.api_version)
+        if self._on_not_served is not None:
+            self._on_not_served(ref)
+
+    def _absent(self, ref: ObjectRef, response: httpx2.Response) -> bool:
+        """A 404: the object is absent, and maybe its whole kind (then say so)."""
+        if response.status_code != 404:
+            return False
+        if resource_not_served(404, _status_of(response)):
+            self._not_served(ref)
+        return True
+
     async def get(self, ref: ObjectRef, *, subresource: str = "") -> dict[str, Any] | None:
         info = await self.resolve(ref)
         url = info.path(namespace=ref.namespace, name=ref.name, subresource=subresource)
         response = await self.http.get(url)
-        if response.status_code == 404:
+        if self._absent(ref, response):
             return None
-        return _json_or_raise(ref, response)
+        return self._result(ref, response)
 
     async def list(self, ref: ObjectRef) -> list[dict[str, Any]]:
         """The items of ``ref``'s kind in ``ref.namespace`` (the name is ignored)."""
         info = await self.resolve(ref)
         response = await self.http.get(info.path(namespace=ref.namespace))
-        if response.status_code == 404:
+        if self._absent(ref, response):
             return []
-        return list(_json_or_raise(ref, response).get("items") or [])
+        return list(self._result(ref, response).get("items") or [])
 
     async def create(
         self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
     ) -> dict[str, Any]:
-        info = await self.resolve(ref)
+        info = await self._resolve_write(ref)
         return await self._send(
             ref, "POST", info.path(namespace=ref.namespace), body, manager, dry_run
         )
@@ -63,7 +93,7 @@ class KubeApi:
     async def update(
         self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
     ) -> dict[str, Any]:
-        info = await self.resolve(ref)
+        info = await self._resolve_write(ref)
         path = info.path(namespace=ref.namespace, name=ref.name)
         return await self._send(ref, "PUT", path, body, manager, dry_run)
 
@@ -86,7 +116,7 @@ class KubeApi:
             content=orjson.dumps(body),
             headers={"Content-Type": "application/json"},
         )
-        return _json_or_raise(ref, response)
+        return self._result(ref, response)
 
     async def apply(
         self,
@@ -121,7 +151,7 @@ class KubeApi:
     ) -> dict[str, Any]:
         """A patch of any content type: server-side apply, or a JSON or merge patch for the
         few writes SSA cannot do."""
-        info = await self.resolve(ref)
+        info = await self._resolve_write(ref)
         params = {"fieldManager": manager} if manager else {}
         if force:
             params["force"] = "true"
@@ -133,7 +163,7 @@ class KubeApi:
             content=orjson.dumps(body),
             headers={"Content-Type": content_type},
         )
-        return _json_or_raise(ref, response)
+        return self._result(ref, response)
 
     async def delete(
         self,
@@ -145,7 +175,7 @@ class KubeApi:
         dry_run: bool = False,
     ) -> bool:
         """Delete with preconditions; False when the object was already gone."""
-        info = await self.resolve(ref)
+        info = await self._resolve_write(ref)
         preconditions = {"uid": uid}
         if resource_version:
             preconditions["resourceVersion"] = resource_version
@@ -162,9 +192,9 @@ class KubeApi:
             content=orjson.dumps(body),
             headers={"Content-Type": "application/json"},
         )
-        if response.status_code == 404:
+        if self._absent(ref, response):
             return False
-        _json_or_raise(ref, response)
+        self._result(ref, response)
         return True
 
     async def _discovery(self, path: str) -> Mapping[str, Any] | None:
@@ -174,12 +204,23 @@ class KubeApi:
         response.raise_for_status()
         return orjson.loads(response.content)
 
-
-def _json_or_raise(ref: ObjectRef, response: httpx2.Response) -> dict[str, Any]:
-    if response.status_code >= 400:
-        try:
-            status = orjson.loads(response.content)
-        except orjson.JSONDecodeError:
-            status = {"message": response.text.strip()}
+    def _result(self, ref: ObjectRef, response: httpx2.Response) -> dict[str, Any]:
+        if response.status_code < 400:
+            return orjson.loads(response.content)
+        status = _status_of(response)
+        if resource_not_served(response.status_code, status):
+            self._not_served(ref)
+            raise NotServedError(
+                ref.subject,
+                f"the server does not serve kind {ref.kind} in {ref.api_version} (any more): "
+                f"{status.get('message') or 'HTTP 404'}; install its CRD, or leave it unused",
+            )
         raise error_from_status(ref.subject, response.status_code, status)
-    return orjson.loads(response.content)
+
+
+def _status_of(response: httpx2.Response) -> dict[str, Any]:
+    try:
+        status = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return {"message": response.text.strip()}
+    return status if isinstance(status, dict) else {"message": response.text.strip()}

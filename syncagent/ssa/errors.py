@@ -63,6 +63,11 @@ class DesiredObjectError(SsaError):
     """The desired object is not sparse intent (server-owned fields, nulls, missing names)."""
 
 
+class NotServedError(DesiredObjectError):
+    """The server does not serve the object's kind (Go clients say "no matches for kind"): its
+    CRD is missing, or was removed since the kind was last looked up."""
+
+
 class OwnershipError(SsaError):
     """The object is controlled by someone else, or cannot be adopted or handed off."""
 
@@ -130,6 +135,20 @@ class ImmutableFieldError(InvalidError):
 
 class DryRunBlockedError(ApiError):
     """An admission webhook does not support dry run, so the engine cannot compare safely."""
+
+
+def resource_not_served(code: int, status: Mapping[str, Any] | None) -> bool:
+    """Whether a failure says the request's resource type is not served at all (a CRD that was
+    removed), rather than that one object is missing.
+
+    A missing object's 404 names it in ``details`` (``name``, ``kind``), and so does a missing
+    namespace's; a path the server does not serve answers "the server could not find the
+    requested resource" with empty details (or, from some handlers, no Status at all).
+    """
+    if code != 404:
+        return False
+    details = (status or {}).get("details") or {}
+    return not details.get("name")
 
 
 def error_from_status(subject: str, code: int, status: Mapping[str, Any] | None) -> ApiError:

@@ -2,7 +2,7 @@
 
 Built-in kinds come from lightkube's bundled models (no request); custom resources from API
 discovery (``GET /apis/<group>/<version>``), fetched once per group-version and refetched once
-when a kind is missing (a CRD installed since).
+when a kind is missing (a CRD installed since) or was found not served (a CRD removed since).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from lightkube.core.exceptions import LoadResourceError
 from lightkube.core.resource_registry import resource_registry
 
 from syncagent.kube.objects import ObjectRef
-from syncagent.ssa.errors import DesiredObjectError
+from syncagent.ssa.errors import DesiredObjectError, NotServedError
 
 Fetch = Callable[[str], Awaitable[Mapping[str, Any] | None]]
 
@@ -70,13 +70,17 @@ class ResourceResolver:
         if info is None:
             info = await self._discovered(ref, refresh=True)
         if info is None:
-            raise DesiredObjectError(
+            raise NotServedError(
                 ref.subject,
                 f"the server does not serve kind {ref.kind} in {ref.api_version}; check "
                 "apiVersion and kind, or install the CRD",
             )
         _check_scope(ref, info)
         return info
+
+    def forget(self, api_version: str) -> None:
+        """Look ``api_version`` up again next time (the server stopped serving a kind of it)."""
+        self._docs.pop(api_version, None)
 
     async def _discovered(self, ref: ObjectRef, *, refresh: bool) -> ResourceInfo | None:
         if refresh or ref.api_version not in self._docs:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.kube.objects import ObjectRef
-from syncagent.ssa.api import KubeApi
+from syncagent.ssa.api import KubeApi, OnNotServed
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.counter import RequestCounter
 from syncagent.ssa.desired import ref_of
@@ -23,7 +23,8 @@ JSON_PATCH = "application/json-patch+json"
 
 class Verbs:
     """``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
-    counts every request of that client. ``dry_run``: never write."""
+    counts every request of that client. ``dry_run``: never write. ``on_not_served`` is told
+    of every object whose kind the server turned out not to serve (``KubeApi``)."""
 
     def __init__(
         self,
@@ -32,8 +33,9 @@ class Verbs:
         cache: ConvergenceCache | None = None,
         counter: RequestCounter | None = None,
         dry_run: bool = False,
+        on_not_served: OnNotServed | None = None,
     ) -> None:
-        self.api = KubeApi(client)
+        self.api = KubeApi(client, on_not_served=on_not_served)
         self.cache = cache if cache is not None else ConvergenceCache()
         self.counter = (counter or RequestCounter()).attach(self.api.http)
         self.dry_run = dry_run
