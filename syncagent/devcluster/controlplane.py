@@ -335,9 +335,9 @@ def answers_ok(http: httpx2.Client, path: str) -> bool:
 
 def _established(http: httpx2.Client, name: str) -> bool:
     resp = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    conditions = (
-        resp.json().get("status", {}).get("conditions", []) if resp.status_code == 200 else []
-    )
+    # A CRD just created may read back with "conditions": null.
+    status = (resp.json().get("status") or {}) if resp.status_code == 200 else {}
+    conditions = status.get("conditions") or []
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 

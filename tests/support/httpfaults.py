@@ -1,0 +1,206 @@
+"""Faults of single API requests between the agent and a real API server (no tests here).
+
+:class:`HttpFaultProxy` serves plain HTTP on loopback and forwards every request to a control
+plane's API server over TLS as its admin (the agent's kubeconfig from :meth:`kubeconfig` points
+here, without credentials). Watches and other long responses are streamed through as they come.
+A test adds rules by method and path: :meth:`fail` answers matching requests with an error
+Status instead of forwarding them; :meth:`hold` keeps matching requests, and any matching
+response already streaming, waiting without an answer until :meth:`release` (a stale informer:
+it sees nothing of what happens to those resources). :class:`~tests.support.faults.FaultProxy`
+cuts whole connections; this one picks requests, which TLS passthrough cannot see.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+import tempfile
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import orjson
+import yaml
+
+from syncagent.devcluster import ControlPlane
+
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "host",
+    "proxy-connection",
+    "te",
+    "upgrade",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    method: str
+    path: re.Pattern[str]  # matched against the path and query, e.g. "/apis/x/v1?watch=true"
+    status: int = 0  # 0: hold the request instead of answering
+
+    def matches(self, method: str, target: str) -> bool:
+        return method == self.method and self.path.search(target) is not None
+
+
+class HttpFaultProxy:
+    """Use as a context manager; :meth:`close` releases everything held and stops serving."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        assert plane.pki is not None
+        self._tls = ssl.create_default_context(cafile=str(plane.pki.ca_cert))
+        self._tls.load_cert_chain(str(plane.pki.admin_cert), str(plane.pki.admin_key))
+        self.upstream = plane.server
+        self._rules: list[Rule] = []
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        self.answered: list[str] = []  # "METHOD target -> status" of every faulted request
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> HttpFaultProxy:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def kubeconfig(self) -> Path:
+        """A kubeconfig for the agent that talks to the server through this proxy."""
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "proxy", "cluster": {"server": self.url}}],
+            "users": [{"name": "proxy", "user": {}}],
+            "contexts": [{"name": "proxy", "context": {"cluster": "proxy", "user": "proxy"}}],
+            "current-context": "proxy",
+        }
+        out = Path(tempfile.mkstemp(prefix="kubeconfig-proxy-", suffix=".yaml")[1])
+        out.write_text(yaml.safe_dump(config))
+        return out
+
+    def fail(self, method: str, path: str, status: int) -> None:
+        """Answer ``method`` requests whose path and query match the regex ``path`` with an
+        error Status of ``status``."""
+        with self._lock:
+            self._rules.append(Rule(method, re.compile(path), status))
+
+    def hold(self, method: str, path: str) -> None:
+        """Keep matching requests (and matching responses under way) waiting, unanswered."""
+        with self._lock:
+            self._released.clear()
+            self._rules.append(Rule(method, re.compile(path)))
+
+    def release(self) -> None:
+        """Drop every rule; held requests are then answered 503."""
+        with self._lock:
+            self._rules.clear()
+        self._released.set()
+
+    def close(self) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def rule_for(self, method: str, target: str) -> Rule | None:
+        with self._lock:
+            return next((r for r in self._rules if r.matches(method, target)), None)
+
+    def wait_released(self) -> None:
+        self._released.wait()
+
+    def upstream_client(self) -> httpx2.Client:
+        timeout = httpx2.Timeout(connect=5.0, read=None, write=30.0, pool=5.0)
+        return httpx2.Client(base_url=self.upstream, verify=self._tls, timeout=timeout)
+
+
+def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, and chunked streaming of watches
+
+        def setup(self) -> None:
+            super().setup()
+            self.upstream = proxy.upstream_client()
+
+        def finish(self) -> None:
+            self.upstream.close()
+            super().finish()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self._forward()
+
+        do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            rule = proxy.rule_for(self.command, self.path)
+            if rule is not None:
+                self._fault(rule)
+                return
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+            try:
+                with self.upstream.stream(
+                    self.command, self.path, headers=headers, content=body
+                ) as resp:
+                    self._stream(resp)
+            except (OSError, httpx2.HTTPError):
+                self.close_connection = True
+
+        def _stream(self, resp: httpx2.Response) -> None:
+            self.send_response(resp.status_code)
+            for key, value in resp.headers.multi_items():
+                if key.lower() not in _HOP_BY_HOP:
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for chunk in resp.iter_raw():
+                if proxy.rule_for(self.command, self.path) is not None:
+                    # A stream the test now holds: nothing more reaches the agent.
+                    proxy.wait_released()
+                    self.close_connection = True
+                    return
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            if proxy.rule_for(self.command, self.path) is not None:
+                proxy.wait_released()  # not even the end of a held stream
+                self.close_connection = True
+                return
+            self.wfile.write(b"0\r\n\r\n")
+
+        def _fault(self, rule: Rule) -> None:
+            status = rule.status
+            if not status:
+                proxy.wait_released()
+                status = 503
+            proxy.answered.append(f"{self.command} {self.path} -> {status}")
+            body = orjson.dumps(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "message": f"injected by the test's fault proxy: HTTP {status}",
+                    "reason": "ServiceUnavailable" if status == 503 else "InternalError",
+                    "code": status,
+                }
+            )
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
