@@ -25,7 +25,7 @@ from tests.support.liveapis import BareControlPlane, install, lws_and_ds, remove
 from tests.support.polling import eventually
 
 G = "disagg"
-DEADLINE = 60.0
+DEADLINE = 90.0
 ELIGIBLE = "DisaggregatedSetEligible"
 UNAVAILABLE = ("False", "FallbackToComponentProgram", "DisaggregatedSet API is not available")
 SELECTED = ("True", "Selected", "DisaggregatedSet pathway selected")
@@ -191,7 +191,11 @@ def test_c_a_discovery_error_keeps_the_last_result(control_plane, kube, namespac
             deadline=DEADLINE,
             what="the graph still served on the DS pathway",
         )
-        assert agent.logs().count(DISCOVERY_FAILED) >= failed + 3  # still failing meanwhile
+        eventually(
+            lambda: agent.logs().count(DISCOVERY_FAILED) >= failed + 3,
+            deadline=DEADLINE,
+            what="discovery still failing after that reconcile",
+        )
         assert _eligible(kube, namespace) == SELECTED
         assert _pathway(kube, namespace) == "DisaggregatedSet"
         assert kube.get(DS, namespace, G)["metadata"]["uid"] == ds["metadata"]["uid"]

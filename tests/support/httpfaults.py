@@ -12,6 +12,7 @@ cuts whole connections; this one picks requests, which TLS passthrough cannot se
 
 from __future__ import annotations
 
+import contextlib
 import re
 import ssl
 import tempfile
@@ -135,6 +136,10 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
         def finish(self) -> None:
             self.upstream.close()
             super().finish()
+
+        def handle(self) -> None:
+            with contextlib.suppress(OSError):  # the agent hung up: nothing to answer
+                super().handle()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
