@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import yaml
 
 from syncagent.devcluster import ControlPlane, crds, versions
@@ -39,13 +40,10 @@ def lws_and_ds() -> list[dict[str, Any]]:
 def install(kube: Kube, docs: list[dict[str, Any]]) -> None:
     """Apply the CRDs; return once each is Established and its objects can be listed."""
     for doc in docs:
-        kube.request(
-            "PATCH",
-            f"{CRDS}/{doc['metadata']['name']}",
-            doc,
-            content_type="application/apply-patch+yaml",
-            fieldManager="syncagent-tests",
-            force="true",
+        eventually(
+            lambda d=doc: _apply(kube, d),
+            deadline=DEADLINE,
+            what=f"CRD {doc['metadata']['name']} applied",
         )
     for doc in docs:
         eventually(
@@ -58,11 +56,11 @@ def install(kube: Kube, docs: list[dict[str, Any]]) -> None:
 def remove(kube: Kube, docs: list[dict[str, Any]]) -> None:
     """Delete the CRDs (their objects go with them); return once the server serves none."""
     for doc in docs:
-        try:
-            kube.request("DELETE", f"{CRDS}/{doc['metadata']['name']}")
-        except ApiFailure as err:
-            if err.code != 404:
-                raise
+        eventually(
+            lambda d=doc: _delete(kube, f"{CRDS}/{d['metadata']['name']}"),
+            deadline=DEADLINE,
+            what=f"CRD {doc['metadata']['name']} deleted",
+        )
     for doc in docs:
         eventually(
             lambda d=doc: (
@@ -71,6 +69,33 @@ def remove(kube: Kube, docs: list[dict[str, Any]]) -> None:
             deadline=DEADLINE,
             what=f"CRD {doc['metadata']['name']} gone",
         )
+
+
+def _apply(kube: Kube, crd: dict[str, Any]) -> bool:
+    """One server-side apply; a timeout (a loaded machine) is "not yet": applying is idempotent."""
+    try:
+        kube.request(
+            "PATCH",
+            f"{CRDS}/{crd['metadata']['name']}",
+            crd,
+            content_type="application/apply-patch+yaml",
+            fieldManager="syncagent-tests",
+            force="true",
+        )
+    except httpx2.TimeoutException:
+        return False
+    return True
+
+
+def _delete(kube: Kube, path: str) -> bool:
+    try:
+        kube.request("DELETE", path)
+    except ApiFailure as err:
+        if err.code != 404:
+            raise
+    except httpx2.TimeoutException:
+        return False  # sent or not: the next try finds it deleting, or gone (404)
+    return True
 
 
 def _established(kube: Kube, crd: dict[str, Any]) -> bool:
