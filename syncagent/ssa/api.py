@@ -46,7 +46,8 @@ class KubeApi:
     async def resolve(self, ref: ObjectRef) -> ResourceInfo:
         return await self.resources.resolve(ref)
 
-    async def _resolve_write(self, ref: ObjectRef) -> ResourceInfo:
+    async def resolve_for_write(self, ref: ObjectRef) -> ResourceInfo:
+        """:meth:`resolve` before a write: a kind not served ("no matches for kind") is told."""
         try:
             return await self.resolve(ref)
         except NotServedError:
@@ -85,7 +86,7 @@ class KubeApi:
     async def create(
         self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
     ) -> dict[str, Any]:
-        info = await self._resolve_write(ref)
+        info = await self.resolve_for_write(ref)
         return await self._send(
             ref, "POST", info.path(namespace=ref.namespace), body, manager, dry_run
         )
@@ -93,7 +94,7 @@ class KubeApi:
     async def update(
         self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
     ) -> dict[str, Any]:
-        info = await self._resolve_write(ref)
+        info = await self.resolve_for_write(ref)
         path = info.path(namespace=ref.namespace, name=ref.name)
         return await self._send(ref, "PUT", path, body, manager, dry_run)
 
@@ -151,7 +152,7 @@ class KubeApi:
     ) -> dict[str, Any]:
         """A patch of any content type: server-side apply, or a JSON or merge patch for the
         few writes SSA cannot do."""
-        info = await self._resolve_write(ref)
+        info = await self.resolve_for_write(ref)
         params = {"fieldManager": manager} if manager else {}
         if force:
             params["force"] = "true"
@@ -175,7 +176,7 @@ class KubeApi:
         dry_run: bool = False,
     ) -> bool:
         """Delete with preconditions; False when the object was already gone."""
-        info = await self._resolve_write(ref)
+        info = await self.resolve_for_write(ref)
         preconditions = {"uid": uid}
         if resource_version:
             preconditions["resourceVersion"] = resource_version

@@ -148,7 +148,7 @@ class Engine(Verbs):
 
         ``shortcut``: when a write is certain, leave the decision to the write (a plan cannot).
         """
-        await self.api.resolve(plan.ref)
+        await self.api.resolve_for_write(plan.ref)
         plan.live = await self._live(plan.ref, live)
         if live is None and plan.live is None:
             # Our own GET just found nothing: the apply creates, and nobody owns a field yet,

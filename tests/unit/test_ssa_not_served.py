@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from syncagent.kube.objects import ObjectRef
-from syncagent.ssa import NotFoundError, NotServedError
+from syncagent.ssa import ApplyOptions, Engine, NotFoundError, NotServedError
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.errors import resource_not_served
 
@@ -121,3 +121,23 @@ async def test_no_matches_for_kind_on_a_write_tells_a_lookup_does_not():
     with pytest.raises(NotServedError):
         await api.apply(gone, {}, manager="m", force=False, dry_run=True)
     assert told == ["DisaggregatedSetRoleScaler/ns/g"]
+
+
+async def test_the_engine_tells_of_an_apply_whose_kind_is_not_served():
+    server = Server(httpx2.Response(200, json={}))
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(server.handle), base_url="http://x")
+    told: list[str] = []
+    engine = Engine(http, on_not_served=lambda ref: told.append(ref.subject))
+    desired = {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSetRoleScaler",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {},
+    }
+    with pytest.raises(NotServedError):
+        await engine.apply(desired, ApplyOptions(manager="m"))
+    assert told == ["DisaggregatedSetRoleScaler/ns/g"]
+    assert (
+        await engine.list("disaggregatedset.x-k8s.io/v1", "DisaggregatedSetRoleScaler", "ns") == []
+    )
+    assert told == ["DisaggregatedSetRoleScaler/ns/g"]  # a list of a kind not served asks nothing
