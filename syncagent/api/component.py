@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -26,6 +27,7 @@ QUANTITY_PATTERN = (
 ComponentType = Literal["frontend", "worker", "prefill", "decode", "planner", "epp"]
 BackendFramework = Literal["sglang", "vllm", "trtllm"]
 StartupPolicy = Literal["Immediate", "WaitForCheckpoint"]
+WAIT_FOR_CHECKPOINT = "WaitForCheckpoint"
 WORKER_TYPES: frozenset[str] = frozenset({"worker", "prefill", "decode"})
 
 # Kept (never pruned) but not interpreted: CEL rules name it, so the CRD must declare it.
@@ -173,6 +175,28 @@ def node_count_of(component: Mapping[str, Any]) -> int:
 def is_multinode_component(component: Mapping[str, Any]) -> bool:
     """:attr:`ComponentFields.is_multinode` of a wire-form component."""
     return node_count_of(component) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointUse:
+    """A component's enabled checkpoint: the DynamoCheckpoint it restores from and its policy."""
+
+    ref: str
+    startup_policy: str = "Immediate"
+
+    def holds(self, ready: Mapping[str, bool]) -> bool:
+        """Whether the component is held at zero replicas: it waits for a checkpoint that is
+        not ready (a missing entry is not ready, api.md §2.3)."""
+        return self.startup_policy == WAIT_FOR_CHECKPOINT and not ready.get(self.ref, False)
+
+
+def checkpoint_of(component: Mapping[str, Any]) -> CheckpointUse | None:
+    """The checkpoint of a wire-form component (DGD entry or DCD ``spec``), when enabled with a
+    ``checkpointRef``: the one answer renderers, programs and status share."""
+    ck = (component.get("experimental") or {}).get("checkpoint") or {}
+    if ck.get("enabled") and ck.get("checkpointRef"):
+        return CheckpointUse(str(ck["checkpointRef"]), str(ck.get("startupPolicy") or "Immediate"))
+    return None
 
 
 class Component(ComponentFields):

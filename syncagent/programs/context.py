@@ -79,7 +79,7 @@ class GraphContext:
 
     @property
     def previous(self) -> Mapping[str, Any]:
-        return self.graph.get("status") or {}
+        return Body(self.graph).status
 
     @property
     def ref(self) -> str:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from syncagent.api import DynamoGraphDeployment, validate_graph
 from syncagent.api.schemas import check_schema
+from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
@@ -20,7 +21,7 @@ from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.program import Route
 from syncagent.programs.registry import PROGRAMS, Registry
-from syncagent.programs.view import Obj, Store, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def graph_context(
     meta = Body(graph).meta
     annotations = meta.annotations
     components = list((graph.get("spec") or {}).get("components") or [])
-    recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
+    recorded = routing.RecordedRouting.from_status(Body(graph).status.get("routing"))
     if recorded is None:
         uid, ns = meta.uid, meta.namespace
         owned = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs.restart import RestartPlan, plan_restart
 from syncagent.render import labels as L
 
@@ -79,7 +80,7 @@ def restart_values_from_ds(ds: Obj | None, roles: Mapping[str, str]) -> dict[str
     for component, role in roles.items():
         lwt = ((by_role.get(role) or {}).get("spec") or {}).get("leaderWorkerTemplate") or {}
         for key in ("leaderTemplate", "workerTemplate"):
-            annotations = ((lwt.get(key) or {}).get("metadata") or {}).get("annotations") or {}
+            annotations = Body(lwt.get(key)).meta.annotations
             if L.RESTART_AT in annotations:
                 out[component] = str(annotations[L.RESTART_AT])
                 break

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import components as components_manager
+from syncagent.api.component import checkpoint_of
 from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT
@@ -212,12 +213,11 @@ def _restart_at(
 
 
 def _checkpoint(spec: dict[str, Any], env: Environment) -> None:
-    checkpoint = (spec.get("experimental") or {}).get("checkpoint")
-    if not checkpoint or not checkpoint.get("enabled") or not checkpoint.get("checkpointRef"):
+    use = checkpoint_of(spec)
+    if use is None:
         return
-    checkpoint.setdefault("startupPolicy", "Immediate")
-    ready = env.checkpoint_ready.get(checkpoint["checkpointRef"], False)
-    if checkpoint["startupPolicy"] == "WaitForCheckpoint" and not ready:
+    spec["experimental"]["checkpoint"].setdefault("startupPolicy", use.startup_policy)
+    if use.holds(env.checkpoint_ready):
         spec["replicas"] = 0
 
 

@@ -184,8 +184,8 @@ def stub(name: str, namespace: str) -> Rendered:
 
 
 def live_f(ds: Obj | None) -> str:
-    for role in ((ds or {}).get("spec") or {}).get("roles") or ():
-        value = ((role.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH)
+    for role in Body(ds).spec.get("roles") or ():
+        value = Body(role).meta.annotations.get(TEMPLATE_HASH)
         if value:
             return str(value)
     return ""
@@ -194,8 +194,7 @@ def live_f(ds: Obj | None) -> str:
 def dcd_restart_values(dcds: list[Obj]) -> dict[str, str]:
     out = {}
     for dcd in dcds:
-        template = (dcd.get("spec") or {}).get("podTemplate") or {}
-        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        annotations = Body(Body(dcd).spec.get("podTemplate")).meta.annotations
         if L.RESTART_AT in annotations:
             out[spec_name(dcd)] = str(annotations[L.RESTART_AT])
     return out

@@ -18,6 +18,8 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import is_multinode_component
+from syncagent.kube import being_deleted
+from syncagent.kube.objects import Body
 from syncagent.programs import (
     ds_readiness,
     readiness,
@@ -39,7 +41,7 @@ from syncagent.programs.disaggregatedset.plan import (
 )
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted
+from syncagent.programs.view import Obj
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     RenderError,
@@ -220,7 +222,7 @@ class DsReconcile:
                 (o for n, o in latest.items() if o and spec_name(o) == name),
                 None,
             )
-            reported = ((dcd or {}).get("status") or {}).get("component")
+            reported = Body(dcd).status.get("component")
             out[name] = dict(reported) if reported else _zero_status(ctx, component, runtime)
         return out
 

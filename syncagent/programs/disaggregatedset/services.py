@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from syncagent.kube import kinds
+from syncagent.kube import being_deleted, kinds
 from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset.plan import (
@@ -17,7 +17,7 @@ from syncagent.programs.disaggregatedset.plan import (
     uid_of,
 )
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted
+from syncagent.programs.view import Obj
 from syncagent.render import (
     Rendered,
     component_service,

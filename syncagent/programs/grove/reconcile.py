@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api import is_multinode_component
-from syncagent.kube import kinds
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
@@ -23,7 +23,7 @@ from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted, environment
+from syncagent.programs.view import Obj, environment
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
