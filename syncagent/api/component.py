@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from syncagent.api.base import Crd, KubeModel, mark_set
 from syncagent.api.meta import ObjectMeta
@@ -200,9 +200,28 @@ def checkpoint_of(component: Mapping[str, Any]) -> CheckpointUse | None:
 
 
 class Component(ComponentFields):
-    """One entry of a DGD's ``spec.components``."""
+    """One entry of a DGD's ``spec.components``.
+
+    The entry keeps the wire form it was parsed from (:meth:`wire`): a generated DCD's ``spec``
+    is a copy of the entry as written (rendering.md §1), key order and fields we do not
+    interpret included, so rendering from the model stays byte-identical to the manifest.
+    """
 
     name: Annotated[str, Crd(minLength=1, maxLength=63, pattern=NAME_PATTERN)]
+    _wire: Mapping[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_wire(cls, data: Any, handler: ModelWrapValidatorHandler[Component]) -> Component:
+        model = handler(data)
+        if isinstance(data, Mapping):
+            model._wire = data
+        return model
+
+    def wire(self) -> Mapping[str, Any]:
+        """The entry as written (read-only: copy before changing it); a model built in code
+        gives its sparse wire form."""
+        return self._wire if self._wire is not None else self.to_dict()
 
     @property
     def lower_name(self) -> str:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import ValidationError
-
-from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.api import validate_graph
 from syncagent.api.schemas import check_schema
 from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
@@ -50,7 +48,6 @@ def graph_context(
         ]
         recorded = programs.recorded_from_children(annotations, owned)
     selection = programs.select(Route(annotations, components, caps, recorded))
-    model, problems = parse(graph)
     return GraphContext(
         graph=graph,
         caps=caps,
@@ -60,19 +57,7 @@ def graph_context(
         writer=writer,
         discovery_backend=discovery_backend,
         programs=programs,
-        model=model,
-        problems=problems,
     )
-
-
-def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
-    """The graph as the typed model, parsed once per reconcile, or why it does not parse."""
-    try:
-        return DynamoGraphDeployment.model_validate(graph), ()
-    except ValidationError as err:
-        return None, tuple(
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
-        )
 
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:
@@ -101,11 +86,9 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     found = check_schema(dict(ctx.graph)).errors
     if found:
         return [str(f) for f in found]
-    model, problems = (ctx.model, ctx.problems)
-    if model is None and not problems:  # a context built by hand (tests): parse it now
-        model, problems = parse(ctx.graph)
+    model = ctx.model
     if model is None:
-        return list(problems)
+        return list(ctx.problems)
     program = ctx.programs.by_pathway(ctx.selection.pathway)
     dcd_components = program.dcd_components(
         list((ctx.graph.get("spec") or {}).get("components") or [])

@@ -27,6 +27,7 @@ from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.context import parse
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, checkpoint_readiness
 from syncagent.programs.view import environment as namespace_environment
@@ -267,9 +268,10 @@ def _with_graph_origin(ctx: ComponentContext, source: ComponentSource) -> Compon
     """The parent graph's operator origin version, which the DCD does not carry (rendering.md §1)."""
     if source.parent_graph is None:
         return source
-    graph = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    live = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    graph = parse(live)[0] if live is not None else None
     if graph is None:
-        return source
+        return source  # the graph's reconciler reports a graph that does not parse
     version = origin_version(graph, source.component_name)
     return dataclasses.replace(source, origin_version=version)
 

@@ -54,7 +54,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     if result.retry or not (leftovers or _graph_holds_services(ctx)):
         return result
     env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
-    dcds = generate_dcds(ctx.graph, env=env)
+    dcds = generate_dcds(ctx.typed, env=env)
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)
     start = len(ctx.writer.events)

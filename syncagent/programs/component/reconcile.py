@@ -74,7 +74,7 @@ class ComponentReconcile:
             return readiness.dcd_done(by_name.get(rendered_names.get(component, "")))
 
         plan = plan_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.restart,
             ctx.previous.get("restart"),
             names,
             done=done,
@@ -87,7 +87,7 @@ class ComponentReconcile:
             checkpoints=checkpoints.ready,
         )
         graph_live = _graph_live(live, restarting=plan.annotate)
-        dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
+        dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
         await self._apply_identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
@@ -112,7 +112,7 @@ class ComponentReconcile:
             return
         owner = owner_of(ctx.graph)
         for obj in discovery_identity(
-            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
         ):
             current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
             if being_deleted(current):

@@ -131,7 +131,7 @@ def _restart(
         for c in selected
     ]
 
-    restart_id = str(((ctx.graph.get("spec") or {}).get("restart") or {}).get("id") or "")
+    restart_id = ctx.restart.id if ctx.restart is not None else ""
 
     def done(component: str) -> bool:
         if component in selected_names:
@@ -145,7 +145,7 @@ def _restart(
 
     def restart_plan(*, ds_done: bool) -> RestartPlan:
         return plan_ds_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.restart,
             ctx.previous.get("restart"),
             [str(c["name"]) for c in components],
             selected=selected_names,

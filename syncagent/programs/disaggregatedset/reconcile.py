@@ -138,7 +138,7 @@ class DsReconcile:
 
     async def _apply_ds(self, ctx: GraphContext, plan: Plan) -> tuple[Obj | None, str, bool]:
         out = render_disaggregated_set(
-            ctx.graph, env=plan.env, live=plan.graph_live, gated=plan.gated
+            ctx.typed, env=plan.env, live=plan.graph_live, gated=plan.gated
         )
         if being_deleted(plan.ds):
             return plan.ds, live_f(plan.ds), False
@@ -168,12 +168,12 @@ class DsReconcile:
     # -- the other components -----------------------------------------------------------------
 
     async def _apply_identity(self, ctx: GraphContext, plan: Plan) -> None:
-        plan.dcds = generate_dcds(ctx.graph, live=plan.graph_live, env=plan.env)
+        plan.dcds = generate_dcds(ctx.typed, live=plan.graph_live, env=plan.env)
         if not any(discovery_on(source_of(d, graph=ctx.name), plan.env) for d in plan.dcds):
             return
         owner = owner_of(ctx.graph)
         for obj in discovery_identity(
-            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
         ):
             current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
             if not being_deleted(current):
