@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.render import Environment, Rendered, render_graph
 from tests.support.fake_workloads import _deployment_ready as deployment_ready
 from tests.support.graphs import component, graph
@@ -142,7 +143,8 @@ def bare_loop(kube: Kube, created: list[dict[str, Any]], *, concurrency: int) ->
     """One forced apply per rendered object (owners first, real owner UIDs), then three status
     writes per graph and per DCD, ``concurrency`` at a time. Returns what it wrote."""
     uids = {(DGD, g["metadata"]["name"]): g["metadata"]["uid"] for g in created}
-    rendered = [r for g in created for r in render_graph(g, env=Environment(), lws=False)]
+    graphs = [DynamoGraphDeployment.model_validate(g) for g in created]
+    rendered = [r for g in graphs for r in render_graph(g, env=Environment(), lws=False)]
     waves = [
         [r for r in rendered if r.owner is None or r.owner.kind == DGD],
         [r for r in rendered if r.owner is not None and r.owner.kind != DGD],

@@ -35,6 +35,9 @@ Public names:
   CheckpointConfig        enabled: bool, checkpoint_ref: str|None,
                           startup_policy: "Immediate"|"WaitForCheckpoint" (default Immediate),
                           job: dict|None
+  checkpoint_of(c) -> CheckpointUse|None  a wire-form component's enabled checkpoint (ref,
+                          startup_policy; .holds(ready) = waits for one not ready): the one rule
+  checkpoint_ready(ck)    a DynamoCheckpoint (model or live dict) is ready: status.phase Ready
   Restart                 id: str, strategy: RestartStrategy|None; .strategy_type
   RestartStrategy         type: "Sequential"|"Parallel" (default Sequential), order: list[str]|None
   GraphStatus             observed_generation, state, conditions: list[Condition]|None,
@@ -95,6 +98,7 @@ from syncagent.api.component import (
     WORKER_TYPES,
     BackendFramework,
     CheckpointConfig,
+    CheckpointUse,
     ComponentExperimental,
     ComponentFields,
     ComponentType,
@@ -103,6 +107,7 @@ from syncagent.api.component import (
     DynamoComponentDeploymentStatus,
     ModelRef,
     Multinode,
+    checkpoint_of,
     is_multinode_component,
     node_count_of,
 )
@@ -154,6 +159,7 @@ __all__ = [
     "BackendFramework",
     "CheckpointConfig",
     "CheckpointStatus",
+    "CheckpointUse",
     "Component",
     "ComponentExperimental",
     "ComponentFields",
@@ -180,6 +186,7 @@ __all__ = [
     "RestartStatus",
     "RestartStrategy",
     "RoutingStatus",
+    "checkpoint_of",
     "checkpoint_ready",
     "component_resource_name",
     "dynamo_namespace",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from syncagent.api.base import KubeModel, mark_set
 from syncagent.api.meta import ObjectMeta
+from syncagent.kube.objects import Body
 
 CHECKPOINT_API_VERSION = "nvidia.com/v1alpha1"
 CHECKPOINT_KIND = "DynamoCheckpoint"
@@ -15,6 +17,7 @@ CHECKPOINT_PLURAL = "dynamocheckpoints"
 CHECKPOINT_SHORT_NAME = "dckpt"
 
 CheckpointPhase = Literal["Pending", "Creating", "Ready", "Failed"]
+READY_PHASE = "Ready"
 
 
 class DynamoCheckpointStatus(KubeModel):
@@ -38,9 +41,12 @@ class DynamoCheckpoint(KubeModel):
     @property
     def ready(self) -> bool:
         """Ready iff ``status.phase == "Ready"``."""
-        return self.status is not None and self.status.phase == "Ready"
+        return self.status is not None and self.status.phase == READY_PHASE
 
 
-def checkpoint_ready(checkpoint: DynamoCheckpoint | None) -> bool:
-    """A missing checkpoint (or missing API) is not ready."""
-    return checkpoint is not None and checkpoint.ready
+def checkpoint_ready(checkpoint: DynamoCheckpoint | Mapping[str, Any] | None) -> bool:
+    """Whether a DynamoCheckpoint (the model or the live wire object) is ready; a missing
+    checkpoint (or missing API) is not."""
+    if isinstance(checkpoint, DynamoCheckpoint):
+        return checkpoint.ready
+    return Body(checkpoint).status.get("phase") == READY_PHASE

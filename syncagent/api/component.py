@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from syncagent.api.base import Crd, KubeModel, mark_set
 from syncagent.api.meta import ObjectMeta
@@ -26,6 +27,7 @@ QUANTITY_PATTERN = (
 ComponentType = Literal["frontend", "worker", "prefill", "decode", "planner", "epp"]
 BackendFramework = Literal["sglang", "vllm", "trtllm"]
 StartupPolicy = Literal["Immediate", "WaitForCheckpoint"]
+WAIT_FOR_CHECKPOINT = "WaitForCheckpoint"
 WORKER_TYPES: frozenset[str] = frozenset({"worker", "prefill", "decode"})
 
 # Kept (never pruned) but not interpreted: CEL rules name it, so the CRD must declare it.
@@ -175,10 +177,51 @@ def is_multinode_component(component: Mapping[str, Any]) -> bool:
     return node_count_of(component) > 1
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointUse:
+    """A component's enabled checkpoint: the DynamoCheckpoint it restores from and its policy."""
+
+    ref: str
+    startup_policy: str = "Immediate"
+
+    def holds(self, ready: Mapping[str, bool]) -> bool:
+        """Whether the component is held at zero replicas: it waits for a checkpoint that is
+        not ready (a missing entry is not ready, api.md §2.3)."""
+        return self.startup_policy == WAIT_FOR_CHECKPOINT and not ready.get(self.ref, False)
+
+
+def checkpoint_of(component: Mapping[str, Any]) -> CheckpointUse | None:
+    """The checkpoint of a wire-form component (DGD entry or DCD ``spec``), when enabled with a
+    ``checkpointRef``: the one answer renderers, programs and status share."""
+    ck = (component.get("experimental") or {}).get("checkpoint") or {}
+    if ck.get("enabled") and ck.get("checkpointRef"):
+        return CheckpointUse(str(ck["checkpointRef"]), str(ck.get("startupPolicy") or "Immediate"))
+    return None
+
+
 class Component(ComponentFields):
-    """One entry of a DGD's ``spec.components``."""
+    """One entry of a DGD's ``spec.components``.
+
+    The entry keeps the wire form it was parsed from (:meth:`wire`): a generated DCD's ``spec``
+    is a copy of the entry as written (rendering.md §1), key order and fields we do not
+    interpret included, so rendering from the model stays byte-identical to the manifest.
+    """
 
     name: Annotated[str, Crd(minLength=1, maxLength=63, pattern=NAME_PATTERN)]
+    _wire: Mapping[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_wire(cls, data: Any, handler: ModelWrapValidatorHandler[Component]) -> Component:
+        model = handler(data)
+        if isinstance(data, Mapping):
+            model._wire = data
+        return model
+
+    def wire(self) -> Mapping[str, Any]:
+        """The entry as written (read-only: copy before changing it); a model built in code
+        gives its sparse wire form."""
+        return self._wire if self._wire is not None else self.to_dict()
 
     @property
     def lower_name(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
+from syncagent.kube import being_deleted
 from syncagent.kube.objects import Body
 from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
@@ -27,7 +28,7 @@ from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
 from syncagent.programs.graph import graph_context, run_graph
 from syncagent.programs.registry import PROGRAMS, Registry
-from syncagent.programs.view import Obj, Store, being_deleted
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.workload import (
     ComponentContext,
     WorkloadProgram,
@@ -120,9 +121,9 @@ class Reconcilers:
             )
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
-            self._superseded[key] = str(ctx.graph["metadata"]["resourceVersion"])
+            self._superseded[key] = ctx.meta.resource_version
             if self.latency is not None:
-                self.latency.written(key, int(ctx.graph["metadata"].get("generation") or 0))
+                self.latency.written(key, ctx.generation)
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
         self._emit(ctx.graph, events)
         if outcome.retry:
@@ -177,21 +178,20 @@ class Reconcilers:
 
     @staticmethod
     def _standalone(dcd: Obj) -> bool:
-        meta = dcd.get("metadata") or {}
-        refs = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
-        return not refs and not (meta.get("labels") or {}).get(GRAPH_LABEL)
+        view = Body(dcd)
+        return view.controller is None and not view.meta.labels.get(GRAPH_LABEL)
 
     # -- shared -------------------------------------------------------------------------------
     async def _write_status(
         self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
     ) -> bool:
         """Write the whole status once, and only when it differs from the live one."""
-        if status.status_equal(desired, obj.get("status")):
+        if status.status_equal(desired, Body(obj).status):
             return False
-        meta = obj.get("metadata") or {}
-        body_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"]}
+        meta = Body(obj).meta
+        body_meta: dict[str, Any] = {"name": meta.name, "namespace": meta.namespace}
         if precondition:
-            body_meta["resourceVersion"] = meta["resourceVersion"]
+            body_meta["resourceVersion"] = meta.resource_version
         body = {
             "apiVersion": obj["apiVersion"],
             "kind": obj["kind"],

@@ -29,6 +29,7 @@ from fieldmanagers import is_ours
 from syncagent.inspect import fights as fights_
 from syncagent.inspect.fieldpaths import show, value_at
 from syncagent.inspect.planengine import Records
+from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.managedfields import decode
@@ -146,7 +147,7 @@ def _row(
 
 def taken_by(policy: TakeoverPolicy, live: Mapping[str, Any], conflict: Conflict) -> bool:
     """Whether ``policy`` takes the conflicting field from its owner's entries."""
-    raw = (live.get("metadata") or {}).get("managedFields") or ()
+    raw = Body(live).meta.managed_fields
     return any(
         e.get("manager") == conflict.manager and conflict.path in policy.taken_paths(e, live=live)
         for e in raw

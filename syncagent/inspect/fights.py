@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from syncagent.kube.objects import Body
 from syncagent.programs.fights import ANNOTATION, REASON
 from syncagent.runtime.client import request_json
 from syncagent.ssa.fights import format_duration
@@ -40,19 +41,19 @@ class FightRow:
 
 async def read_fights(client: Any, graph: Mapping[str, Any]) -> list[FightRow]:
     """The ``FieldFight`` Events on this graph (this incarnation: its UID), newest last."""
-    meta = graph.get("metadata") or {}
+    meta = Body(graph).meta
     selector = ",".join(
         (
             f"involvedObject.kind={graph.get('kind')}",
-            f"involvedObject.name={meta.get('name')}",
-            f"involvedObject.uid={meta.get('uid')}",
+            f"involvedObject.name={meta.name}",
+            f"involvedObject.uid={meta.uid}",
             f"reason={REASON}",
         )
     )
     listed = await request_json(
         client,
         "GET",
-        f"api/v1/namespaces/{meta.get('namespace')}/events",
+        f"api/v1/namespaces/{meta.namespace}/events",
         params={"fieldSelector": selector},
     )
     return rows(listed.get("items") or ())
@@ -64,7 +65,7 @@ def rows(events: Iterable[Mapping[str, Any]]) -> list[FightRow]:
 
 
 def _row(event: Mapping[str, Any]) -> FightRow:
-    notes = (event.get("metadata") or {}).get("annotations") or {}
+    notes = Body(event).meta.annotations
     try:
         doc = orjson.loads(notes.get(ANNOTATION) or "{}")
     except orjson.JSONDecodeError:

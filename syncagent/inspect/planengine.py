@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.ssa import (
     ABSENT,
     ApplyOptions,
@@ -224,7 +225,7 @@ def compose(
     for part in parts:
         _overlay(out, base, result, part)
     meta_out = out.setdefault("metadata", {})
-    meta_base, meta_res = base.get("metadata") or {}, result.get("metadata") or {}
+    meta_base, meta_res = Body(base).meta.raw, Body(result).meta.raw
     for part in _META_PARTS:
         _overlay(meta_out, meta_base, meta_res, part)
     _merge_entries(out, base, result)
@@ -274,8 +275,8 @@ def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
 
 def _merge_entries(out: dict[str, Any], base: Mapping[str, Any], result: Mapping[str, Any]) -> None:
     """Take the managedFields entries ``result`` added, changed or removed relative to ``base``."""
-    by_key = {_key(e): e for e in (base.get("metadata") or {}).get("managedFields") or []}
-    res = {_key(e): e for e in (result.get("metadata") or {}).get("managedFields") or []}
+    by_key = {_key(e): e for e in Body(base).meta.managed_fields}
+    res = {_key(e): e for e in Body(result).meta.managed_fields}
     meta = out.setdefault("metadata", {})
     entries = {_key(e): e for e in meta.get("managedFields") or []}
     for key, entry in res.items():

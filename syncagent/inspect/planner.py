@@ -234,19 +234,15 @@ def _keep_server_metadata(meta: Mapping[str, Any], live: Mapping[str, Any]) -> d
     """The update keeps what other writers keep on the graph and manifests never carry:
     finalizers, owner references and kubectl's last-applied annotation (rewritten by kubectl
     on every apply anyway)."""
-    live_meta = live.get("metadata") or {}
-    out = {**meta, "resourceVersion": _rv(live)}
+    live_meta = Body(live).meta
+    out = {**meta, "resourceVersion": live_meta.resource_version}
     for key in ("finalizers", "ownerReferences"):
-        if key not in out and live_meta.get(key):
-            out[key] = live_meta[key]
-    last = (live_meta.get("annotations") or {}).get(LAST_APPLIED)
+        if key not in out and live_meta.raw.get(key):
+            out[key] = live_meta.raw[key]
+    last = live_meta.annotations.get(LAST_APPLIED)
     if last is not None:
         out["annotations"] = {**(out.get("annotations") or {}), LAST_APPLIED: last}
     return out
-
-
-def _rv(obj: Mapping[str, Any]) -> str:
-    return Body(obj).meta.resource_version
 
 
 def _replace(store: DictStore, obj: Obj) -> None:
@@ -296,8 +292,7 @@ async def _plan_component(
 
 
 def _subject(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{obj.get('kind')}/{meta.get('namespace')}/{meta.get('name')}"
+    return Body(obj).subject
 
 
 def _record_status(run: PlanRun, obj: Obj, desired: dict[str, Any], manager: str) -> None:

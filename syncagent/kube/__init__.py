@@ -8,6 +8,25 @@ deletion) the same way everywhere.
 """
 
 from syncagent.kube.kinds import Kind
-from syncagent.kube.objects import Body, Meta, ObjectRef, OwnerRef, being_deleted, body
+from syncagent.kube.objects import (
+    Body,
+    Meta,
+    ObjectRef,
+    OwnerRef,
+    being_deleted,
+    body,
+    controlled_by,
+    controller_of,
+)
 
-__all__ = ["Body", "Kind", "Meta", "ObjectRef", "OwnerRef", "being_deleted", "body"]
+__all__ = [
+    "Body",
+    "Kind",
+    "Meta",
+    "ObjectRef",
+    "OwnerRef",
+    "being_deleted",
+    "body",
+    "controlled_by",
+    "controller_of",
+]

@@ -204,5 +204,19 @@ def body(obj: Mapping[str, Any] | Body | None) -> Body:
     return obj if isinstance(obj, Body) else Body(obj)
 
 
-def being_deleted(obj: Mapping[str, Any] | None) -> bool:
-    return Body(obj).being_deleted
+# The one answer to each question a reconcile asks of a live child; every layer asks it here.
+
+
+def being_deleted(obj: Mapping[str, Any] | Body | None) -> bool:
+    """Whether ``obj`` has a ``deletionTimestamp`` (an absent object is not being deleted)."""
+    return body(obj).being_deleted
+
+
+def controller_of(obj: Mapping[str, Any] | Body | None) -> OwnerRef | None:
+    """Who controls ``obj`` (its reference with ``controller: true``), if anyone."""
+    return body(obj).controller
+
+
+def controlled_by(obj: Mapping[str, Any] | Body | None, uid: str) -> bool:
+    """Whether ``obj``'s controller reference points at the object with ``uid``."""
+    return body(obj).controlled_by(uid)

@@ -1,4 +1,4 @@
-"""Checkpoint gating shared by the DS and Grove programs (api.md §2.3, disaggregatedset.md §6.1).
+"""Checkpoint gating shared by the graph programs (api.md §2.3, disaggregatedset.md §6.1).
 
 Pure: which components wait for a checkpoint that is not ready, and the status parts that say so.
 """
@@ -9,17 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.api.component import checkpoint_of
 from syncagent.programs.view import Store, checkpoint_readiness
-
-WAIT = "WaitForCheckpoint"
-
-
-def checkpoint_of(component: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(checkpointRef, startupPolicy)`` of an enabled checkpoint, if any."""
-    ck = (component.get("experimental") or {}).get("checkpoint") or {}
-    if ck.get("enabled") and ck.get("checkpointRef"):
-        return str(ck["checkpointRef"]), str(ck.get("startupPolicy") or "Immediate")
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +22,9 @@ class Checkpoints:
         """``(component, checkpoint)`` of every WaitForCheckpoint component not yet ready."""
         out = []
         for component in self.components:
-            ref = checkpoint_of(component)
-            if ref and ref[1] == WAIT and not self.ready.get(ref[0], False):
-                out.append((str(component["name"]), ref[0]))
+            use = checkpoint_of(component)
+            if use is not None and use.holds(self.ready):
+                out.append((str(component["name"]), use.ref))
         return out
 
     def gated(self, names: Sequence[str]) -> bool:
@@ -43,11 +34,11 @@ class Checkpoints:
     def status(self) -> dict[str, dict[str, Any]]:
         out = {}
         for component in self.components:
-            ref = checkpoint_of(component)
-            if ref:
+            use = checkpoint_of(component)
+            if use is not None:
                 out[str(component["name"])] = {
-                    "checkpointName": ref[0],
-                    "ready": self.ready.get(ref[0], False),
+                    "checkpointName": use.ref,
+                    "ready": self.ready.get(use.ref, False),
                 }
         return out
 
@@ -55,5 +46,5 @@ class Checkpoints:
 def read_checkpoints(
     store: Store, namespace: str, components: Sequence[Mapping[str, Any]]
 ) -> Checkpoints:
-    refs = sorted({r[0] for c in components if (r := checkpoint_of(c))})
+    refs = sorted({use.ref for c in components if (use := checkpoint_of(c))})
     return Checkpoints(checkpoint_readiness(store, namespace, refs), list(components))

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from syncagent.api import DynamoGraphDeployment, unknown
+from pydantic import ValidationError
+
+from syncagent.api import DynamoGraphDeployment, Restart, unknown
 from syncagent.api.schemas import check_schema
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import routing, status
@@ -49,9 +51,27 @@ class GraphContext:
     # The programs this agent runs (set by ``programs.graph.graph_context``).
     programs: Registry = field(default_factory=_default_registry)
     # The graph parsed once into the typed model (None when it does not parse: ``problems``
-    # then says why, each ``<json path>: <message>``, api.md §1.4).
+    # then says why, each ``<json path>: <message>``, api.md §1.4). Parsed here when the
+    # caller did not: every reader of the context shares the one parse.
     model: DynamoGraphDeployment | None = None
     problems: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.model is None and not self.problems:
+            self.model, self.problems = parse(self.graph)
+
+    @property
+    def typed(self) -> DynamoGraphDeployment:
+        """The parsed graph. Programs run only on a graph that parses (``run_graph`` validates
+        first); anything else is a bug, named here."""
+        if self.model is None:
+            raise ValueError(f"{self.ref}: the graph does not parse: {'; '.join(self.problems)}")
+        return self.model
+
+    @property
+    def restart(self) -> Restart | None:
+        """``spec.restart`` of the parsed graph (programs run only on a graph that parses)."""
+        return self.model.spec.restart if self.model is not None else None
 
     @property
     def meta(self) -> Meta:
@@ -79,11 +99,21 @@ class GraphContext:
 
     @property
     def previous(self) -> Mapping[str, Any]:
-        return self.graph.get("status") or {}
+        return Body(self.graph).status
 
     @property
     def ref(self) -> str:
         return f"DynamoGraphDeployment/{self.namespace}/{self.name}"
+
+
+def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
+    """The graph as the typed model, or why it does not parse."""
+    try:
+        return DynamoGraphDeployment.model_validate(graph), ()
+    except ValidationError as err:
+        return None, tuple(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
+        )
 
 
 def routing_record(ctx: GraphContext, *, keep: bool = False) -> dict[str, str] | None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.kube import being_deleted, controlled_by
+from syncagent.kube.objects import Body, Meta
 from syncagent.render.disaggregatedset import (
     REVISION_LABEL,
     ROLE_LABEL,
@@ -40,8 +42,8 @@ class DsReadiness:
     revisions: dict[str, str | None] = field(default_factory=dict)
 
 
-def _meta(obj: Obj) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
+def _meta(obj: Obj) -> Meta:
+    return Body(obj).meta
 
 
 def _int(value: Any) -> int:
@@ -49,7 +51,7 @@ def _int(value: Any) -> int:
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
-    return _meta(obj).get("labels") or {}
+    return _meta(obj).labels
 
 
 def child_slice(child: Obj) -> int:
@@ -62,28 +64,16 @@ def child_slice(child: Obj) -> int:
 
 def children_of(lws_objects: Sequence[Obj], ds_uid: str) -> list[Obj]:
     """LWS controlled by the DS (by UID; labels never establish ownership), not being deleted."""
-    out = []
-    for obj in lws_objects:
-        meta = _meta(obj)
-        if meta.get("deletionTimestamp"):
-            continue
-        if any(
-            r.get("controller") and r.get("uid") == ds_uid
-            for r in meta.get("ownerReferences") or ()
-        ):
-            out.append(obj)
-    return out
+    return [o for o in lws_objects if not being_deleted(o) and controlled_by(o, ds_uid)]
 
 
 def slices_of(ds: Obj) -> int:
-    value = (ds.get("spec") or {}).get("slices")
+    value = Body(ds).spec.get("slices")
     return value if isinstance(value, int) and value >= 1 else 1
 
 
 def _newest(children: Sequence[Obj]) -> Obj:
-    return max(
-        children, key=lambda c: (str(_meta(c).get("creationTimestamp") or ""), _meta(c).get("name"))
-    )
+    return max(children, key=lambda c: (_meta(c).creation_timestamp, _meta(c).name))
 
 
 def targets(children: Sequence[Obj], role: str, slice_index: int, f_hash: str) -> list[Obj]:
@@ -93,7 +83,7 @@ def targets(children: Sequence[Obj], role: str, slice_index: int, f_hash: str) -
         for c in children
         if _labels(c).get(ROLE_LABEL) == role
         and child_slice(c) == slice_index
-        and (_meta(c).get("annotations") or {}).get(TEMPLATE_HASH) == f_hash
+        and _meta(c).annotations.get(TEMPLATE_HASH) == f_hash
     ]
     if not candidates:
         return []
@@ -103,7 +93,7 @@ def targets(children: Sequence[Obj], role: str, slice_index: int, f_hash: str) -
 
 def _status_evidence(ds: Obj) -> list[int] | None:
     """Observed generations the DS status proves, or None without evidence (or roleStatuses)."""
-    status = ds.get("status") or {}
+    status = Body(ds).status
     if not status.get("roleStatuses"):
         return None
     seen = []
@@ -118,14 +108,14 @@ def _status_evidence(ds: Obj) -> list[int] | None:
 
 
 def _status_reasons(ds: Obj, roles: Sequence[SelectedRole], observed: list[int]) -> list[str]:
-    generation = _int(_meta(ds).get("generation"))
+    generation = _meta(ds).generation
     behind = [o for o in observed if o < generation]
     if behind:
         return [
             f"DisaggregatedSet status has not observed generation {generation} "
             f"(observedGeneration={min(behind)})"
         ]
-    entries = {s.get("name"): s for s in (ds.get("status") or {}).get("roleStatuses") or ()}
+    entries = {s.get("name"): s for s in Body(ds).status.get("roleStatuses") or ()}
     reasons = []
     for sel in roles:
         d = sel.desired * slices_of(ds)
@@ -146,7 +136,7 @@ def _status_reasons(ds: Obj, roles: Sequence[SelectedRole], observed: list[int])
 
 
 def _child_counts(child: Obj) -> tuple[int, int, int]:
-    status = child.get("status") or {}
+    status = Body(child).status
     return (
         _int(status.get("replicas")),
         _int(status.get("updatedReplicas")),
@@ -155,7 +145,7 @@ def _child_counts(child: Obj) -> tuple[int, int, int]:
 
 
 def _spec_replicas(child: Obj) -> int:
-    value = (child.get("spec") or {}).get("replicas")
+    value = Body(child).spec.get("replicas")
     return 1 if value is None else int(value)
 
 
@@ -167,11 +157,10 @@ def _target_reasons(sel: SelectedRole, slice_index: int, found: Sequence[Obj]) -
     reasons = []
     for child in found:
         meta = _meta(child)
-        generation = _int(meta.get("generation"))
-        if _int((child.get("status") or {}).get("observedGeneration")) < generation:
+        generation = meta.generation
+        if _int(Body(child).status.get("observedGeneration")) < generation:
             reasons.append(
-                f'child LeaderWorkerSet "{meta.get("name")}" has not observed generation '
-                f"{generation}"
+                f'child LeaderWorkerSet "{meta.name}" has not observed generation {generation}'
             )
         r, u, y = _child_counts(child)
         if not _spec_replicas(child) == r == u == y == desired:
@@ -194,7 +183,7 @@ def ds_readiness(
     f_hash: str,
 ) -> DsReadiness:
     """§4.2: status evidence first (when present), then the children; reasons sorted."""
-    if ds is None or _meta(ds).get("deletionTimestamp"):
+    if ds is None or being_deleted(ds):
         return DsReadiness(False, "not found")
     revisions = _revisions(children, roles, f_hash)
     observed = _status_evidence(ds)
@@ -207,10 +196,10 @@ def ds_readiness(
     for sel in roles:
         for slice_index in range(slices_of(ds)):
             found = targets(children, sel.role, slice_index, f_hash)
-            target_names |= {str(_meta(c).get("name")) for c in found}
+            target_names |= {_meta(c).name for c in found}
             reasons += _target_reasons(sel, slice_index, found)
     for child in children:
-        name = str(_meta(child).get("name"))
+        name = _meta(child).name
         if name not in target_names and not _drained(child):
             role = _labels(child).get(ROLE_LABEL, "")
             reasons.append(
@@ -242,17 +231,13 @@ def component_status(
     """``status.components[<component>]`` of a selected component (§4.2)."""
     mine = [c for c in children if _labels(c).get(ROLE_LABEL) == sel.role]
     target_set = {
-        str(_meta(c).get("name"))
-        for s in range(slices)
-        for c in targets(children, sel.role, s, f_hash)
+        _meta(c).name for s in range(slices) for c in targets(children, sel.role, s, f_hash)
     }
     return {
         "componentKind": "LeaderWorkerSet",
-        "componentNames": sorted(str(_meta(c).get("name")) for c in mine),
+        "componentNames": sorted(_meta(c).name for c in mine),
         "runtimeNamespace": runtime_namespace,
         "replicas": sum(_child_counts(c)[0] for c in mine),
         "readyReplicas": sum(_child_counts(c)[2] for c in mine),
-        "updatedReplicas": sum(
-            _child_counts(c)[1] for c in mine if str(_meta(c).get("name")) in target_set
-        ),
+        "updatedReplicas": sum(_child_counts(c)[1] for c in mine if _meta(c).name in target_set),
     }

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from syncagent.kube.objects import Body
 from syncagent.runtime.events import WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa.errors import Conflict
@@ -94,16 +95,12 @@ def details(fight: Fight) -> str:
 
 def graph_of_component(dcd: Mapping[str, Any]) -> Mapping[str, Any]:
     """The graph a component's fights are reported on: its controlling graph, else itself."""
-    meta = dcd.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("kind") == DGD:
-            return {
-                "apiVersion": ref.get("apiVersion"),
-                "kind": DGD,
-                "metadata": {
-                    "name": ref.get("name"),
-                    "namespace": meta.get("namespace"),
-                    "uid": ref.get("uid"),
-                },
-            }
-    return dcd
+    view = Body(dcd)
+    ref = view.controller_of_kind(DGD)
+    if ref is None:
+        return dcd
+    return {
+        "apiVersion": ref.api_version,
+        "kind": DGD,
+        "metadata": {"name": ref.name, "namespace": view.meta.namespace, "uid": ref.uid},
+    }

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import ValidationError
-
-from syncagent.api import DynamoGraphDeployment, validate_graph
+from syncagent.api import validate_graph
 from syncagent.api.schemas import check_schema
+from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
@@ -20,7 +19,7 @@ from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.program import Route
 from syncagent.programs.registry import PROGRAMS, Registry
-from syncagent.programs.view import Obj, Store, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
 log = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ def graph_context(
     meta = Body(graph).meta
     annotations = meta.annotations
     components = list((graph.get("spec") or {}).get("components") or [])
-    recorded = routing.RecordedRouting.from_status((graph.get("status") or {}).get("routing"))
+    recorded = routing.RecordedRouting.from_status(Body(graph).status.get("routing"))
     if recorded is None:
         uid, ns = meta.uid, meta.namespace
         owned = [
@@ -49,7 +48,6 @@ def graph_context(
         ]
         recorded = programs.recorded_from_children(annotations, owned)
     selection = programs.select(Route(annotations, components, caps, recorded))
-    model, problems = parse(graph)
     return GraphContext(
         graph=graph,
         caps=caps,
@@ -59,19 +57,7 @@ def graph_context(
         writer=writer,
         discovery_backend=discovery_backend,
         programs=programs,
-        model=model,
-        problems=problems,
     )
-
-
-def parse(graph: Obj) -> tuple[DynamoGraphDeployment | None, tuple[str, ...]]:
-    """The graph as the typed model, parsed once per reconcile, or why it does not parse."""
-    try:
-        return DynamoGraphDeployment.model_validate(graph), ()
-    except ValidationError as err:
-        return None, tuple(
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()
-        )
 
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:
@@ -100,11 +86,9 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     found = check_schema(dict(ctx.graph)).errors
     if found:
         return [str(f) for f in found]
-    model, problems = (ctx.model, ctx.problems)
-    if model is None and not problems:  # a context built by hand (tests): parse it now
-        model, problems = parse(ctx.graph)
+    model = ctx.model
     if model is None:
-        return list(problems)
+        return list(ctx.problems)
     program = ctx.programs.by_pathway(ctx.selection.pathway)
     dcd_components = program.dcd_components(
         list((ctx.graph.get("spec") or {}).get("components") or [])

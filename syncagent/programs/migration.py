@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.kinds import Kind
 from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.removal import WORKLOAD_KINDS
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
 if TYPE_CHECKING:

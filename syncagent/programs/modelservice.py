@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
-from syncagent.kube.objects import Body
+from syncagent.kube import being_deleted, controlled_by, controller_of
+from syncagent.kube.objects import Body, Meta
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.view import Obj, Store, being_deleted
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
@@ -28,7 +29,6 @@ from syncagent.ssa import (
     OwnershipError,
     PreconditionError,
     adoption_blockers,
-    controller_of,
     join,
     leave,
 )
@@ -123,20 +123,17 @@ async def leave_others(
 ) -> None:
     """Leave every model Service this owner co-owns except ``keep`` (its current one)."""
     for svc in store.list("Service", namespace):
-        meta = svc.get("metadata") or {}
-        if meta.get("name") == keep or not _is_model_service(meta):
+        view = Body(svc)
+        if view.meta.name == keep or not _is_model_service(view.meta):
             continue
-        if being_deleted(svc) or not any(i.get("uid") == owner.uid for i in _items(svc)):
+        if view.being_deleted or not view.owned_by(owner.uid):
             continue
         await leave_one(writer, svc, owner=owner)
 
 
-def _is_model_service(meta: Mapping[str, Any]) -> bool:
+def _is_model_service(meta: Meta) -> bool:
     # Component Services carry the model-hash label too; only the shared ones are named so.
-    labels = meta.get("labels") or {}
-    return str(meta.get("name", "")).startswith(MODEL_SERVICE_PREFIX) and bool(
-        labels.get(L.BASE_MODEL_HASH)
-    )
+    return meta.name.startswith(MODEL_SERVICE_PREFIX) and bool(meta.labels.get(L.BASE_MODEL_HASH))
 
 
 async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
@@ -151,8 +148,7 @@ async def leave_one(writer: Writer, svc: Obj, *, owner: OwnerRef) -> None:
                 extra={"service": meta.name},
             )
         return
-    current = controller_of(svc)
-    if current is not None and current.uid == owner.uid:
+    if controlled_by(svc, owner.uid):
         first = others[0]
         successor = OwnerRef(first["apiVersion"], first["kind"], first["name"], first["uid"])
         svc = await writer.set_controller(svc, controller=successor, manager=services.MANAGER.name)

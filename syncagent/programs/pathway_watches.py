@@ -20,18 +20,14 @@ def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
     ds_kind = kinds.DISAGGREGATED_SET
 
     def keys(obj: dict[str, Any]) -> list[str]:
-        meta = obj.get("metadata") or {}
-        namespace = str(meta.get("namespace") or "")
-        for ref in meta.get("ownerReferences") or ():
-            if not ref.get("controller") or ref.get("kind") != ds_kind.kind:
-                continue
-            if ref.get("apiVersion") != ds_kind.api_version:
-                continue
-            ds = store.get(ds_kind.kind, namespace, str(ref.get("name")))
-            if ds is None or Body(ds).meta.uid != ref.get("uid"):
-                return []
-            return list(graph_of(ds))
-        return []
+        child = Body(obj)
+        ref = child.controller_of_kind(ds_kind.kind)
+        if ref is None or ref.api_version != ds_kind.api_version:
+            return []
+        ds = store.get(ds_kind.kind, child.meta.namespace, ref.name)
+        if ds is None or Body(ds).meta.uid != ref.uid:
+            return []
+        return list(graph_of(ds))
 
     return keys
 

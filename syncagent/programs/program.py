@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.kube.kinds import Kind
 from syncagent.programs.capabilities import Capabilities
 
@@ -96,7 +97,7 @@ class Program(Protocol):
         ...
 
     def render(
-        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]: ...
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult: ...

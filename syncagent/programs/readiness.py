@@ -20,7 +20,7 @@ class Readiness:
 
 
 def _condition(obj: Obj, type_: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or ():
+    for cond in Body(obj).status.get("conditions") or ():
         if cond.get("type") == type_:
             return cond
     return None
@@ -32,25 +32,25 @@ def condition_true(obj: Obj, type_: str) -> bool:
 
 
 def _desired(obj: Obj) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
+    value = Body(obj).spec.get("replicas")
     return 1 if value is None else int(value)
 
 
 def _observed_current(obj: Obj) -> bool:
-    status = obj.get("status") or {}
+    status = Body(obj).status
     generation = Body(obj).meta.generation
     return int(status.get("observedGeneration") or 0) >= generation
 
 
 def deployment_ready(deployment: Obj) -> bool:
     """Not paused, and desired 0 or fully rolled out and Available (lifecycle.md §3)."""
-    spec = deployment.get("spec") or {}
+    spec = Body(deployment).spec
     if spec.get("paused"):
         return False
     desired = _desired(deployment)
     if desired == 0:
         return True
-    status = deployment.get("status") or {}
+    status = Body(deployment).status
     return (
         _observed_current(deployment)
         and int(status.get("updatedReplicas") or 0) >= desired
@@ -65,7 +65,7 @@ def leader_worker_set_ready(lws: Obj) -> bool:
     desired = _desired(lws)
     if desired == 0:
         return True
-    status = lws.get("status") or {}
+    status = Body(lws).status
     return (
         _observed_current(lws)
         and int(status.get("readyReplicas") or 0) >= desired

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
 WORKLOAD_KINDS = ("Deployment", "LeaderWorkerSet")

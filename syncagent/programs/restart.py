@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.api.graph import Restart
+
 RESTARTING = "Restarting"
 COMPLETED = "Completed"
 TERMINAL = frozenset({"Completed", "Failed", "Superseded"})
@@ -27,33 +29,34 @@ class RestartPlan:
 
 
 def plan_restart(
-    spec_restart: Mapping[str, Any] | None,
+    spec_restart: Restart | None,
     status_restart: Mapping[str, Any] | None,
     components: Sequence[str],
     *,
     done: Callable[[str], bool],
 ) -> RestartPlan:
     """The next restart state; ``done(c)`` says whether component ``c`` finished rolling."""
-    restart_id = str((spec_restart or {}).get("id") or "")
     current = dict(status_restart or {})
-    if not restart_id:
+    if spec_restart is None or not spec_restart.id:
         keep = current if current.get("phase") in TERMINAL else None
         return RestartPlan(keep or None)
-    strategy = (spec_restart or {}).get("strategy") or {}
-    parallel = strategy.get("type") == "Parallel"
+    restart_id = spec_restart.id
+    parallel = spec_restart.strategy_type == "Parallel"
     is_new = current.get("observedID") != restart_id
     if not is_new and current.get("phase") in TERMINAL:
-        return RestartPlan(current, _annotated(current, components, strategy, parallel))
+        return RestartPlan(current, _annotated(current, components, spec_restart, parallel))
     if parallel:
         state = _parallel(restart_id, current, components, is_new=is_new, done=done)
     else:
-        order = _order(strategy, components)
+        order = restart_order(spec_restart, components)
         state = _sequential(restart_id, current, order, is_new=is_new, done=done)
-    return RestartPlan(state, _annotated(state, components, strategy, parallel))
+    return RestartPlan(state, _annotated(state, components, spec_restart, parallel))
 
 
-def _order(strategy: Mapping[str, Any], components: Sequence[str]) -> list[str]:
-    return list(strategy.get("order") or sorted(components))
+def restart_order(restart: Restart, components: Sequence[str]) -> list[str]:
+    """The sequential order: ``strategy.order``, else the component names in byte order."""
+    order = restart.strategy.order if restart.strategy is not None else None
+    return list(order or sorted(components))
 
 
 def _status(restart_id: str, phase: str, in_progress: list[str]) -> dict[str, Any]:
@@ -104,14 +107,14 @@ def _sequential(
 def _annotated(
     state: Mapping[str, Any],
     components: Sequence[str],
-    strategy: Mapping[str, Any],
+    restart: Restart,
     parallel: bool,
 ) -> frozenset[str]:
     if parallel or state.get("phase") == COMPLETED:
         return frozenset(components)
     if state.get("phase") != RESTARTING:
         return frozenset()
-    order = _order(strategy, components)
+    order = restart_order(restart, components)
     indexes = [order.index(c) for c in state.get("inProgress") or [] if c in order]
     if not indexes:
         return frozenset()

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from syncagent.programs.restart import RestartPlan, plan_restart
+from syncagent.api.graph import Restart, RestartStrategy
+from syncagent.kube.objects import Body
+from syncagent.programs.restart import RestartPlan, plan_restart, restart_order
 from syncagent.render import labels as L
 
 Obj = Mapping[str, Any]
@@ -30,7 +32,7 @@ def _collapsed_order(order: Sequence[str], selected: Sequence[str]) -> list[str]
 
 
 def plan_ds_restart(
-    spec_restart: Mapping[str, Any] | None,
+    spec_restart: Restart | None,
     status_restart: Mapping[str, Any] | None,
     components: Sequence[str],
     *,
@@ -38,20 +40,18 @@ def plan_ds_restart(
     done: Callable[[str], bool],
 ) -> RestartPlan:
     """``done(c)`` for a selected ``c`` must be the DS check (ready and not modified)."""
-    spec = dict(spec_restart or {})
-    strategy = dict(spec.get("strategy") or {})
-    if strategy.get("type") == "Parallel" or not spec.get("id"):
+    if spec_restart is None or not spec_restart.id or spec_restart.strategy_type == "Parallel":
         plan = plan_restart(spec_restart, status_restart, components, done=done)
         return _coalesce(plan, selected)
-    order = list(strategy.get("order") or sorted(components))
-    collapsed = _collapsed_order(order, selected)
+    collapsed = _collapsed_order(restart_order(spec_restart, components), selected)
     first = next((c for c in collapsed if c in selected), None)
     current = dict(status_restart or {})
     in_progress = list(current.get("inProgress") or [])
     if in_progress and in_progress[0] in selected and first is not None:
         # A selected component other than the first stands for the same DS step.
         current["inProgress"] = [first]
-    spec["strategy"] = {**strategy, "order": collapsed}
+    strategy = RestartStrategy(type=spec_restart.strategy_type, order=collapsed)
+    spec = spec_restart.model_copy(update={"strategy": strategy})
     plan = plan_restart(spec, current or None, components, done=done)
     return _coalesce(plan, selected)
 
@@ -79,7 +79,7 @@ def restart_values_from_ds(ds: Obj | None, roles: Mapping[str, str]) -> dict[str
     for component, role in roles.items():
         lwt = ((by_role.get(role) or {}).get("spec") or {}).get("leaderWorkerTemplate") or {}
         for key in ("leaderTemplate", "workerTemplate"):
-            annotations = ((lwt.get(key) or {}).get("metadata") or {}).get("annotations") or {}
+            annotations = Body(lwt.get(key)).meta.annotations
             if L.RESTART_AT in annotations:
                 out[component] = str(annotations[L.RESTART_AT])
                 break

@@ -17,22 +17,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Mapping
 
+from syncagent.kube import being_deleted, controlled_by, controller_of
 from syncagent.kube.objects import Body
 from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import RefusedError, Writer, refused
 from syncagent.render import Rendered
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import (
-    ApplyOptions,
-    OwnerRef,
-    PreconditionError,
-    adoption_blockers,
-    controller_of,
-)
+from syncagent.ssa import ApplyOptions, OwnerRef, PreconditionError, adoption_blockers
 from syncagent.ssa.ownership import reference_holders, with_references
 
 DCD = "DynamoComponentDeployment"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.programs.readiness import Readiness
 
 SUCCESSFUL = "successful"
@@ -165,7 +166,7 @@ def replica_status(
     kind: str, name: str, workload: Mapping[str, Any] | None, *, runtime_namespace: str
 ) -> dict[str, Any]:
     """``ComponentReplicaStatus`` from a workload's status (zeros when it does not exist)."""
-    st = (workload or {}).get("status") or {}
+    st = Body(workload).status
     out: dict[str, Any] = {
         "componentKind": kind,
         "componentNames": [name],

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from syncagent.api.checkpoint import checkpoint_ready
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.render import Environment, PullSecret
 from syncagent.render.pullsecrets import registry_hosts
@@ -46,15 +48,6 @@ class DictStore:
 
     def list(self, kind: str, namespace: str) -> list[Obj]:
         return [o for o in self.objects.get(kind, ()) if Body(o).meta.namespace == namespace]
-
-
-def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
-    """Whether ``obj``'s controller reference points at the object with ``uid``."""
-    return Body(obj).controlled_by(uid)
-
-
-def being_deleted(obj: Mapping[str, Any] | None) -> bool:
-    return Body(obj).being_deleted
 
 
 def pull_secret(secret: Mapping[str, Any]) -> PullSecret | None:
@@ -94,8 +87,7 @@ def checkpoint_readiness(store: Store, namespace: str, names: list[str]) -> dict
     """Ready per DynamoCheckpoint name (missing object or API = not ready)."""
     out = {}
     for name in names:
-        obj = store.get("DynamoCheckpoint", namespace, name)
-        out[name] = bool(obj and ((obj.get("status") or {}).get("phase") == "Ready"))
+        out[name] = checkpoint_ready(store.get(kinds.CHECKPOINT.kind, namespace, name))
     return out
 
 

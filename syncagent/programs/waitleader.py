@@ -9,9 +9,10 @@ ConfigMap is deleted, with its UID, only if its owner controls it.
 from __future__ import annotations
 
 from syncagent.api import is_multinode_component
+from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs.context import GraphContext
-from syncagent.programs.view import Obj, Store, being_deleted, controlled_by
+from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 from syncagent.render.multinode import config_map_name, wait_leader_config_map
 from syncagent.ssa import owner_of

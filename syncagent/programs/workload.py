@@ -20,13 +20,16 @@ from syncagent.api import (
     problems_message,
     validate_component_deployment,
 )
+from syncagent.api.component import checkpoint_of
 from syncagent.api.schemas import check_schema
+from syncagent.kube import being_deleted, controlled_by, controller_of
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.context import parse
 from syncagent.programs.readiness import workload_ready
-from syncagent.programs.view import Obj, Store, being_deleted, checkpoint_readiness, controlled_by
+from syncagent.programs.view import Obj, Store, checkpoint_readiness
 from syncagent.programs.view import environment as namespace_environment
 from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import (
@@ -45,7 +48,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
-from syncagent.ssa import SsaError, controller_of, owner_of
+from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
 RECONCILING = "Reconciling"
@@ -122,7 +125,7 @@ class WorkloadProgram:
         inp = status.ComponentStatusInput(
             generation=ctx.generation, kind=kind, error=message, error_reason=reason
         )
-        built = status.component_status(inp, previous=ctx.dcd.get("status"), now=ctx.now)
+        built = status.component_status(inp, previous=Body(ctx.dcd).status, now=ctx.now)
         return ComponentResult(built, list(ctx.writer.events), retry=retry)
 
     async def _reconcile(self, ctx: ComponentContext, source: ComponentSource) -> ComponentResult:
@@ -180,14 +183,12 @@ class WorkloadProgram:
                 kind, name, workload, runtime_namespace=source.dynamo_namespace
             ),
         )
-        built = status.component_status(inp, previous=ctx.dcd.get("status"), now=ctx.now)
+        built = status.component_status(inp, previous=Body(ctx.dcd).status, now=ctx.now)
         return ComponentResult(built, list(ctx.writer.events))
 
     def _environment(self, ctx: ComponentContext, source: ComponentSource) -> Environment:
-        ref = (((source.spec.get("experimental") or {}).get("checkpoint")) or {}).get(
-            "checkpointRef"
-        )
-        checkpoints = checkpoint_readiness(ctx.store, source.namespace, [ref] if ref else [])
+        use = checkpoint_of(source.spec)
+        checkpoints = checkpoint_readiness(ctx.store, source.namespace, [use.ref] if use else [])
         return namespace_environment(
             ctx.store,
             source.namespace,
@@ -206,7 +207,7 @@ class WorkloadProgram:
                 if kind == "Deployment"
                 else [(spec.get("leaderWorkerTemplate") or {}).get("leaderTemplate")]
             )
-            labels += [((t or {}).get("metadata") or {}).get("labels") or {} for t in templates]
+            labels += [Body(t).meta.labels for t in templates]
         svc = ctx.store.get("Service", source.namespace, component_service_name(source.name)) or {}
         labels.append((svc.get("spec") or {}).get("selector") or {})
         return is_legacy_worker(source.type, labels)
@@ -267,9 +268,10 @@ def _with_graph_origin(ctx: ComponentContext, source: ComponentSource) -> Compon
     """The parent graph's operator origin version, which the DCD does not carry (rendering.md §1)."""
     if source.parent_graph is None:
         return source
-    graph = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    live = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    graph = parse(live)[0] if live is not None else None
     if graph is None:
-        return source
+        return source  # the graph's reconciler reports a graph that does not parse
     version = origin_version(graph, source.component_name)
     return dataclasses.replace(source, origin_version=version)
 
@@ -304,7 +306,7 @@ def _validate(dcd: Obj) -> tuple[str, str]:
 
 def component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:
     """``ReconcileError`` on the DCD when its error message appears or changes."""
-    old = status.find((dcd.get("status") or {}).get("conditions"), status.AVAILABLE) or {}
+    old = status.find(Body(dcd).status.get("conditions"), status.AVAILABLE) or {}
     cur = status.find(new.get("conditions"), status.AVAILABLE) or {}
     if cur.get("reason") != "Reconciling" or old.get("message") == cur.get("message"):
         return []

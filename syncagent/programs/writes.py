@@ -147,8 +147,8 @@ class Writer:
                 "metadata": {"name": owner.name, "namespace": rendered.namespace},
             }
         )
-        meta = (found or {}).get("metadata") or {}
-        if meta.get("uid") != owner.uid or meta.get("deletionTimestamp"):
+        live = Body(found)
+        if live.meta.uid != owner.uid or live.being_deleted:
             self._count(rendered.kind, "error")
             raise SsaError(
                 f"{rendered.kind}/{rendered.namespace}/{rendered.name}",

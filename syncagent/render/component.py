@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
+from syncagent.api.graph import DynamoGraphDeployment
+from syncagent.render.dcd import (
+    GraphLive,
+    generate_dcds,
+    graph_namespace,
+    graph_owner,
+    graph_sources,
+)
 from syncagent.render.deployment import deployment
 from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
@@ -59,7 +64,7 @@ def render_component(
 
 
 def render_graph(
-    graph: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
     *,
     env: Environment,
     lws: bool,
@@ -84,12 +89,11 @@ def render_graph(
 
 
 def graph_shared_objects(
-    graph: Mapping[str, Any], sources: list[ComponentSource], *, env: Environment
+    graph: DynamoGraphDeployment, sources: list[ComponentSource], *, env: Environment
 ) -> list[Rendered]:
     """What every pathway applies once per graph before its workloads: the discovery identity
     (Kubernetes discovery on) and the wait-for-leader ConfigMap (a multinode component)."""
-    name = graph["metadata"]["name"]
-    namespace = (graph.get("metadata") or {}).get("namespace") or "default"
+    name, namespace = graph.name, graph_namespace(graph)
     owner = graph_owner(graph)
     out: list[Rendered] = []
     if any(discovery_on(s, env) for s in sources):

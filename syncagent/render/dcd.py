@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import components as components_manager
-from syncagent.kube.objects import OwnerRef
+from syncagent.api.component import Component, checkpoint_of
+from syncagent.api.graph import DynamoGraphDeployment
+from syncagent.kube.objects import Body, OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT
 from syncagent.render.inputs import (
@@ -47,18 +49,22 @@ class GraphLive:
     restarting: frozenset[str] = frozenset()
 
 
-def graph_owner(graph: Mapping[str, Any]) -> OwnerRef:
-    meta = graph.get("metadata") or {}
-    return OwnerRef(DGD_API_VERSION, DGD_KIND, meta.get("name", ""), meta.get("uid", ""))
+def graph_owner(graph: DynamoGraphDeployment) -> OwnerRef:
+    return OwnerRef(DGD_API_VERSION, DGD_KIND, graph.name, graph.metadata.uid or "")
 
 
-def detect_backend(components: Sequence[Mapping[str, Any]]) -> str:
+def graph_namespace(graph: DynamoGraphDeployment) -> str:
+    """Where the graph's children live (``default`` for a manifest without a namespace)."""
+    return graph.namespace or "default"
+
+
+def detect_backend(components: Sequence[Component]) -> str:
     """The backend named by worker commands; ``""`` when none, an error when two differ."""
     found: list[str] = []
     for component in components:
-        if component.get("type") not in WORKER_TYPES:
+        if component.type not in WORKER_TYPES:
             continue
-        main = _main(component) or {}
+        main = component.main_container() or {}
         words = " ".join(str(w) for w in [*(main.get("command") or []), *(main.get("args") or [])])
         for match in _BACKEND_PATTERN.finditer(words):
             if match.group(1) not in found:
@@ -72,22 +78,21 @@ def detect_backend(components: Sequence[Mapping[str, Any]]) -> str:
 
 
 def generate_dcds(
-    graph: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
     *,
     live: GraphLive | None = None,
     env: Environment | None = None,
 ) -> list[Rendered]:
     """One DCD per component, in component order (raises :class:`RenderError`)."""
     live = live or GraphLive()
-    spec = graph.get("spec") or {}
-    components = list(spec.get("components") or [])
+    components = graph.spec.components
     detected: list[str] = []
 
-    def backend_for(component: Mapping[str, Any]) -> str:
-        if spec.get("backendFramework"):
-            return str(spec["backendFramework"])
-        if live.backend.get(component["name"]):
-            return live.backend[component["name"]]
+    def backend_for(component: Component) -> str:
+        if graph.spec.backend_framework:
+            return graph.spec.backend_framework
+        if live.backend.get(component.name):
+            return live.backend[component.name]
         if not detected:
             detected.append(detect_backend(components))
         return detected[0]
@@ -96,31 +101,26 @@ def generate_dcds(
 
 
 def generate_dcd(
-    graph: Mapping[str, Any],
-    component: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
+    component: Component,
     *,
     backend: str,
     live: GraphLive | None = None,
     env: Environment | None = None,
 ) -> Rendered:
     live = live or GraphLive()
-    meta = graph.get("metadata") or {}
-    graph_spec = graph.get("spec") or {}
-    name = dcd_name(meta["name"], component["name"])
-    namespace = meta.get("namespace") or "default"
-    template_labels = ((component.get("podTemplate") or {}).get("metadata") or {}).get(
-        "labels"
-    ) or {}
+    name = dcd_name(graph.name, component.name)
+    namespace = graph_namespace(graph)
     labels = {
-        **(graph_spec.get("labels") or {}),
-        **template_labels,
-        L.COMPONENT: component["name"],
+        **(graph.spec.labels or {}),
+        **(component.pod_metadata.get("labels") or {}),
+        L.COMPONENT: component.name,
         L.DYNAMO_NAMESPACE: dynamo_namespace(
-            namespace, meta["name"], global_namespace=bool(component.get("globalDynamoNamespace"))
+            namespace, graph.name, global_namespace=bool(component.global_dynamo_namespace)
         ),
-        L.GRAPH_NAME: meta["name"],
+        L.GRAPH_NAME: graph.name,
     }
-    annotations = _without(graph_spec.get("annotations") or {}, _NEVER_ANNOTATIONS)
+    annotations = _without(graph.spec.annotations or {}, _NEVER_ANNOTATIONS)
     spec = dcd_spec(graph, component, backend=backend, live=live, env=env or Environment())
     return build(
         manager=components_manager.MANAGER.name,
@@ -136,22 +136,21 @@ def generate_dcd(
 
 
 def dcd_spec(
-    graph: Mapping[str, Any],
-    component: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
+    component: Component,
     *,
     backend: str,
     live: GraphLive,
     env: Environment,
 ) -> dict[str, Any]:
     """The DCD ``spec``: a copy of the component with the changes of rendering.md §1."""
-    spec = {k: copy.deepcopy(v) for k, v in component.items() if k != "providerOverride"}
+    spec = {k: copy.deepcopy(v) for k, v in component.wire().items() if k != "providerOverride"}
     if backend:
         spec["backendFramework"] = backend
-    graph_spec = graph.get("spec") or {}
     template = spec.setdefault("podTemplate", {})
-    _merge_graph_env(template, graph_spec.get("env") or [])
+    _merge_graph_env(template, graph.spec.env or [])
     _merge_template_metadata(template, graph, component, live=live)
-    ctype = component.get("type")
+    ctype = component.type
     if ctype == "planner":
         template.setdefault("spec", {}).setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
     if ctype == "epp":
@@ -176,17 +175,15 @@ def _merge_graph_env(template: dict[str, Any], graph_env: list[dict[str, Any]]) 
 
 def _merge_template_metadata(
     template: dict[str, Any],
-    graph: Mapping[str, Any],
-    component: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
+    component: Component,
     *,
     live: GraphLive,
 ) -> None:
-    graph_meta = graph.get("metadata") or {}
-    graph_spec = graph.get("spec") or {}
-    graph_annotations = graph_meta.get("annotations") or {}
+    graph_annotations = graph.metadata.annotations or {}
     metadata = template.setdefault("metadata", {})
     annotations = {
-        **(graph_spec.get("annotations") or {}),
+        **(graph.spec.annotations or {}),
         **{k: graph_annotations[k] for k in L.COPIED_GRAPH_ANNOTATIONS if k in graph_annotations},
         **(metadata.get("annotations") or {}),
     }
@@ -195,29 +192,26 @@ def _merge_template_metadata(
         annotations[L.RESTART_AT] = restart_at
     else:
         annotations.pop(L.RESTART_AT, None)
-    labels = {**(graph_spec.get("labels") or {}), **(metadata.get("labels") or {})}
+    labels = {**(graph.spec.labels or {}), **(metadata.get("labels") or {})}
     _set_or_drop(metadata, "annotations", _without(annotations, _NEVER_ANNOTATIONS))
     _set_or_drop(metadata, "labels", _without(labels, _NEVER_LABELS))
     if not metadata:
         template.pop("metadata")
 
 
-def _restart_at(
-    graph: Mapping[str, Any], component: Mapping[str, Any], live: GraphLive
-) -> str | None:
-    restart_id = ((graph.get("spec") or {}).get("restart") or {}).get("id")
-    if restart_id and component["name"] in live.restarting:
-        return str(restart_id)
-    return live.restart_at.get(component["name"])
+def _restart_at(graph: DynamoGraphDeployment, component: Component, live: GraphLive) -> str | None:
+    restart_id = graph.spec.restart.id if graph.spec.restart is not None else None
+    if restart_id and component.name in live.restarting:
+        return restart_id
+    return live.restart_at.get(component.name)
 
 
 def _checkpoint(spec: dict[str, Any], env: Environment) -> None:
-    checkpoint = (spec.get("experimental") or {}).get("checkpoint")
-    if not checkpoint or not checkpoint.get("enabled") or not checkpoint.get("checkpointRef"):
+    use = checkpoint_of(spec)
+    if use is None:
         return
-    checkpoint.setdefault("startupPolicy", "Immediate")
-    ready = env.checkpoint_ready.get(checkpoint["checkpointRef"], False)
-    if checkpoint["startupPolicy"] == "WaitForCheckpoint" and not ready:
+    spec["experimental"]["checkpoint"].setdefault("startupPolicy", use.startup_policy)
+    if use.holds(env.checkpoint_ready):
         spec["replicas"] = 0
 
 
@@ -230,11 +224,6 @@ def _set_or_drop(target: dict[str, Any], key: str, value: dict[str, str]) -> Non
         target[key] = value
     else:
         target.pop(key, None)
-
-
-def _main(component: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    containers = ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
-    return next((c for c in containers if c.get("name") == MAIN), None)
 
 
 def source_of(
@@ -253,36 +242,34 @@ def source_of(
     )
 
 
-def origin_version(graph: Mapping[str, Any], component: str) -> str | None:
+def origin_version(graph: DynamoGraphDeployment, component: str) -> str | None:
     """The operator origin version the pods of ``component`` launch by (docs/multinode.md).
 
     Upstream copies it into each component's pod template: the component's own value first,
     then the graph's metadata annotation, then ``spec.annotations`` (lowest). We never write
     it into DCDs (rendering.md §1), so the renderer reads it here instead.
     """
-    graph_spec = graph.get("spec") or {}
-    entry = next((c for c in graph_spec.get("components") or [] if c.get("name") == component), {})
+    entry = graph.spec.component(component)
     for values in (
-        ((entry.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {},
-        (graph.get("metadata") or {}).get("annotations") or {},
-        graph_spec.get("annotations") or {},
+        (entry.pod_metadata.get("annotations") or {}) if entry is not None else {},
+        graph.metadata.annotations or {},
+        graph.spec.annotations or {},
     ):
         if L.ORIGIN_VERSION in values:
             return str(values[L.ORIGIN_VERSION])
     return None
 
 
-def graph_sources(graph: Mapping[str, Any], dcds: Sequence[Rendered]) -> list[ComponentSource]:
+def graph_sources(graph: DynamoGraphDeployment, dcds: Sequence[Rendered]) -> list[ComponentSource]:
     """The workload renderer's view of the DCDs generated for ``graph``, in the same order."""
-    name = graph["metadata"]["name"]
     return [
-        source_of(d, graph=name, origin_version=origin_version(graph, d.body["spec"]["name"]))
+        source_of(d, graph=graph.name, origin_version=origin_version(graph, d.body["spec"]["name"]))
         for d in dcds
     ]
 
 
 def source_for_component(
-    graph: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
     name: str,
     *,
     live: GraphLive | None = None,
@@ -306,32 +293,29 @@ def source_of_object(dcd: Mapping[str, Any]) -> ComponentSource:
     carries the graph's labels and annotations), so labels others add to the live DCD never
     reach its pods (rendering.md §2). A standalone DCD uses its live metadata.
     """
-    meta = dcd.get("metadata") or {}
-    spec = dcd.get("spec") or {}
-    graph = next(
-        (r.get("name") for r in meta.get("ownerReferences") or [] if r.get("kind") == DGD_KIND),
-        None,
-    )
-    namespace = meta.get("namespace") or "default"
+    view = Body(dcd)
+    meta, spec = view.meta, view.spec
+    graph = next((ref.name for ref, _ in view.owners() if ref.kind == DGD_KIND), None)
+    namespace = meta.namespace or "default"
     if graph is None:
         return ComponentSource(
-            name=meta["name"],
+            name=meta.name,
             namespace=namespace,
             spec=spec,
-            labels=meta.get("labels") or {},
-            annotations=meta.get("annotations") or {},
+            labels=meta.labels,
+            annotations=meta.annotations,
         )
     template_labels = ((spec.get("podTemplate") or {}).get("metadata") or {}).get("labels") or {}
     labels = {
         **template_labels,
-        L.COMPONENT: spec.get("name") or meta["name"],
+        L.COMPONENT: spec.get("name") or meta.name,
         L.DYNAMO_NAMESPACE: dynamo_namespace(
             namespace, graph, global_namespace=bool(spec.get("globalDynamoNamespace"))
         ),
         L.GRAPH_NAME: graph,
     }
     return ComponentSource(
-        name=meta["name"],
+        name=meta.name,
         namespace=namespace,
         spec=spec,
         labels=_without(labels, _NEVER_LABELS),

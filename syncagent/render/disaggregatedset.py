@@ -16,10 +16,16 @@ from typing import Any
 import orjson
 
 from fieldmanagers import disaggregatedset as ds_manager
-from syncagent.api import is_multinode_component
+from syncagent.api import DynamoGraphDeployment, is_multinode_component
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects, render_component
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
+from syncagent.render.dcd import (
+    GraphLive,
+    generate_dcds,
+    graph_namespace,
+    graph_owner,
+    graph_sources,
+)
 from syncagent.render.inputs import WORKER_TYPES, Environment
 from syncagent.render.lws import leader_worker_set, leader_worker_templates, network_config
 from syncagent.render.model import Rendered, build
@@ -106,16 +112,14 @@ class DsRender:
 
 
 def render_disaggregated_set(
-    graph: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
     *,
     env: Environment,
     live: GraphLive | None = None,
     gated: bool = False,
 ) -> DsRender:
     """The DS of ``graph`` (no template hash yet); raises :class:`RenderError`."""
-    meta = graph.get("metadata") or {}
-    spec = graph.get("spec") or {}
-    selected = selected_components(list(spec.get("components") or []))
+    selected = selected_components([c.wire() for c in graph.spec.components])
     roles = role_names(selected)
     sources = {
         s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
@@ -141,21 +145,21 @@ def render_disaggregated_set(
                 },
             }
         )
-    name = ds_name(meta["name"])
+    name = ds_name(graph.name)
     labels = {
-        **(spec.get("labels") or {}),
-        L.GRAPH_NAME: meta["name"],
+        **(graph.spec.labels or {}),
+        L.GRAPH_NAME: graph.name,
         L.SELECTOR: name,
     }
     annotations = {
-        k: v for k, v in (spec.get("annotations") or {}).items() if k not in _NEVER_ANNOTATIONS
+        k: v for k, v in (graph.spec.annotations or {}).items() if k not in _NEVER_ANNOTATIONS
     }
     rendered = build(
         manager=ds_manager.MANAGER.name,
         api_version=API_VERSION,
         kind=KIND,
         name=name,
-        namespace=meta.get("namespace") or "default",
+        namespace=graph_namespace(graph),
         labels=labels,
         annotations=annotations,
         owner=graph_owner(graph),
@@ -233,7 +237,7 @@ def pending_selector(live: Mapping[str, str], *, target: Mapping[str, str]) -> d
     return dict(live)
 
 
-def render_ds_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
+def render_ds_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[Rendered]:
     """Every object the DS program applies for a new graph, offline (``syncagent render``).
 
     Offline there is no dry run, so ``F`` is hashed over the raw rendering (the agent hashes

@@ -10,10 +10,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fieldmanagers import grove as grove_manager
-from syncagent.api import is_multinode_component
+from syncagent.api import DynamoGraphDeployment, is_multinode_component
+from syncagent.kube.objects import Body
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects
-from syncagent.render.dcd import GraphLive, generate_dcds, graph_owner, graph_sources
+from syncagent.render.dcd import (
+    GraphLive,
+    generate_dcds,
+    graph_namespace,
+    graph_owner,
+    graph_sources,
+)
 from syncagent.render.deployment import deployment
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
@@ -80,7 +87,7 @@ def clique_set_change(rendered: Rendered, live: Mapping[str, Any] | None) -> str
         return None
     added = ",".join(sorted(ours - theirs)) or "none"
     removed = ",".join(sorted(str(n) for n in theirs - ours)) or "none"
-    name = (live.get("metadata") or {}).get("name")
+    name = Body(live).meta.name
     return (
         f"PodCliqueSet {name}: the set of cliques cannot change (added: {added}, removed: "
         f"{removed}); delete and recreate the graph to change it"
@@ -143,17 +150,15 @@ def _clique(
 
 
 def render_pod_clique_set(
-    graph: Mapping[str, Any],
+    graph: DynamoGraphDeployment,
     *,
     env: Environment,
     live: GraphLive | None = None,
     live_replicas: Mapping[str, int] | None = None,
 ) -> Rendered:
     """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
-    meta = graph.get("metadata") or {}
-    spec = graph.get("spec") or {}
-    components = list(spec.get("components") or [])
-    name = pcs_name(meta["name"], components)
+    components = [c.wire() for c in graph.spec.components]
+    name = pcs_name(graph.name, components)
     sources = {
         s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
@@ -169,7 +174,7 @@ def render_pod_clique_set(
     cliques, groups = _cliques_and_groups(
         components,
         sources,
-        graph_name=meta["name"],
+        graph_name=graph.name,
         env=env,
         after=_EXPLICIT_AFTER.get(backend) if explicit else None,
         echo=dict(live_replicas or {}),
@@ -185,7 +190,7 @@ def render_pod_clique_set(
     if groups:
         template["podCliqueScalingGroups"] = groups
     pcs_spec: dict[str, Any] = {"replicas": 1}
-    strategy = (meta.get("annotations") or {}).get(UPDATE_STRATEGY)
+    strategy = (graph.metadata.annotations or {}).get(UPDATE_STRATEGY)
     if strategy in _STRATEGIES:
         pcs_spec["updateStrategy"] = {"type": strategy}
     pcs_spec["template"] = template
@@ -194,10 +199,10 @@ def render_pod_clique_set(
         api_version=API_VERSION,
         kind=KIND,
         name=name,
-        namespace=meta.get("namespace") or "default",
-        labels={**(spec.get("labels") or {}), L.GRAPH_NAME: meta["name"]},
+        namespace=graph_namespace(graph),
+        labels={**(graph.spec.labels or {}), L.GRAPH_NAME: graph.name},
         annotations={
-            k: v for k, v in (spec.get("annotations") or {}).items() if k not in _NEVER_ANNOTATIONS
+            k: v for k, v in (graph.spec.annotations or {}).items() if k not in _NEVER_ANNOTATIONS
         },
         owner=graph_owner(graph),
         spec=pcs_spec,
@@ -205,7 +210,7 @@ def render_pod_clique_set(
 
 
 def _cliques_and_groups(
-    components: list[dict[str, Any]],
+    components: Sequence[Mapping[str, Any]],
     sources: Mapping[str, Any],
     *,
     graph_name: str,
@@ -266,7 +271,7 @@ def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:
     return deployment(source, env=env)
 
 
-def render_grove_graph(graph: Mapping[str, Any], *, env: Environment) -> list[Rendered]:
+def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
     identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
     and model Services."""

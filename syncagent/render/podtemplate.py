@@ -10,6 +10,7 @@ import copy
 import re
 from typing import Any, Literal
 
+from syncagent.api.component import checkpoint_of
 from syncagent.render import labels as L
 from syncagent.render.containers import (
     MAIN,
@@ -44,10 +45,10 @@ def pod_annotations(source: ComponentSource) -> dict[str, str]:
     out = {**source.annotations, **source.template_annotations}
     if source.model:
         out[L.BASE_MODEL] = source.model
-    checkpoint = checkpoint_ref(source.spec)
-    if checkpoint:
+    checkpoint = checkpoint_of(source.spec)
+    if checkpoint is not None:
         out[L.CHECKPOINT_CANDIDATE] = "true"
-        out[L.CHECKPOINT_NAME] = checkpoint
+        out[L.CHECKPOINT_NAME] = checkpoint.ref
     for key in _DROPPED_ANNOTATIONS:
         out.pop(key, None)
     return out
@@ -234,11 +235,3 @@ def volumes_for_mounts(
         pvc = {"name": name, "persistentVolumeClaim": {"claimName": name}}
         ordered.append(by_name.get(name) or pvc)
     return ordered + [v for v in volumes if v.get("name") not in seen]
-
-
-def checkpoint_ref(spec: Any) -> str | None:
-    """The checkpoint a component restores from, when checkpointing is enabled with a ref."""
-    checkpoint = (spec.get("experimental") or {}).get("checkpoint") or {}
-    if checkpoint.get("enabled") and checkpoint.get("checkpointRef"):
-        return str(checkpoint["checkpointRef"])
-    return None

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from syncagent.api.component import checkpoint_of
 from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.inputs import DCD_KIND, DGD_API_VERSION, ComponentSource, Environment
 from syncagent.render.naming import model_hash
-from syncagent.render.podtemplate import checkpoint_ref, pod_annotations
+from syncagent.render.podtemplate import pod_annotations
 
 _DROPPED_ANNOTATIONS = (L.ORIGIN_VERSION, L.KUBECTL_LAST_APPLIED)
 
@@ -41,9 +42,8 @@ def workload_annotations(source: ComponentSource) -> dict[str, str]:
 
 def replicas(source: ComponentSource, env: Environment) -> int | None:
     """The component's replicas; 0 while a WaitForCheckpoint checkpoint is not ready."""
-    checkpoint = checkpoint_ref(source.spec)
-    policy = ((source.spec.get("experimental") or {}).get("checkpoint") or {}).get("startupPolicy")
-    if checkpoint and policy == "WaitForCheckpoint" and not env.checkpoint_ready.get(checkpoint):
+    checkpoint = checkpoint_of(source.spec)
+    if checkpoint is not None and checkpoint.holds(env.checkpoint_ready):
         return 0
     value: Any = source.spec.get("replicas")
     return None if value is None else int(value)

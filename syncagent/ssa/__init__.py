@@ -13,7 +13,7 @@ detector), ``ownership`` (owner references), ``errors``, ``counter`` (requests b
 ``cache``, ``api`` and ``resources`` (raw HTTP).
 """
 
-from syncagent.kube.objects import ObjectRef, OwnerRef
+from syncagent.kube.objects import ObjectRef, OwnerRef, controller_of
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.changeset import Action, ChangeSetEntry
 from syncagent.ssa.counter import RequestCounter
@@ -42,7 +42,6 @@ from syncagent.ssa.ownership import (
     adoption_blockers,
     apply_controlled,
     control_refusal,
-    controller_of,
     is_adoptable,
     join,
     leave,

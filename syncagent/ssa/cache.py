@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from syncagent.kube.objects import ObjectRef
+from syncagent.kube.objects import Body, ObjectRef
 
 _SPEC_ONLY = frozenset({"apiVersion", "kind", "metadata", "spec"})
 
@@ -44,7 +44,7 @@ def fingerprint(
     """Generation, labels, annotations and owner references of ``obj``, hashed; "" when they
     cannot stand for the object (no generation, a status apply, or ``desired`` sets more than
     metadata and ``spec``)."""
-    meta = (obj or {}).get("metadata") or {}
+    meta = Body(obj).meta.raw
     if subresource or not meta.get("generation") or not set(desired) <= _SPEC_ONLY:
         return ""
     parts = [meta.get(k) for k in ("generation", "labels", "annotations", "ownerReferences")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from syncagent.kube.objects import Body
 from syncagent.ssa.errors import Conflict
 
 Action = Literal["created", "configured", "unchanged"]
@@ -38,4 +39,4 @@ class ChangeSetEntry:
 
     @property
     def resource_version(self) -> str:
-        return str((self.object.get("metadata") or {}).get("resourceVersion") or "")
+        return Body(self.object).meta.resource_version

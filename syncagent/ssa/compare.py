@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.ssa import managedfields, quirks
 
 _METADATA_FIELDS = ("labels", "annotations", "ownerReferences")
@@ -28,7 +29,7 @@ def differences(
     """
     before, after = quirks.normalise(live), quirks.normalise(dry_run)
     out = [f".{f}" for f in _top_level(before, after, subresource) if before.get(f) != after.get(f)]
-    meta_b, meta_a = before.get("metadata") or {}, after.get("metadata") or {}
+    meta_b, meta_a = Body(before).meta.raw, Body(after).meta.raw
     out += [f".metadata.{f}" for f in _METADATA_FIELDS if meta_b.get(f) != meta_a.get(f)]
     if not _same_entry(before, after, manager=manager, subresource=subresource):
         out.append(f"managedFields[manager={manager}]")

@@ -50,7 +50,7 @@ def check_desired(
     caller marks it as a deliberate precondition (then it is required).
     """
     ref = ref_of(obj)
-    meta = obj.get("metadata") or {}
+    meta = Body(obj).meta.raw
     for field in _SERVER_OWNED:
         if field in meta:
             raise DesiredObjectError(

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.ssa.paths import Element, Field, FieldPath, Index, Key, Scalar, Value, render
 
 
@@ -109,8 +110,7 @@ def decode_entry(raw: Mapping[str, Any]) -> ManagerEntry:
 
 def decode(obj: Mapping[str, Any]) -> list[ManagerEntry]:
     """Every managedFields entry of a live object, in the server's order."""
-    raw = (obj.get("metadata") or {}).get("managedFields") or []
-    return [decode_entry(entry) for entry in raw]
+    return [decode_entry(entry) for entry in Body(obj).meta.managed_fields]
 
 
 def entry_for(

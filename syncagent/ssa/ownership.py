@@ -9,7 +9,8 @@ count as ours when deciding whether an object can be adopted): this module names
   ownership apply only to adopt.
 - ``set_controller``: adoption and handoff, one ownership apply; other owners' items stay.
 - ``join`` / ``leave``: a co-owner's own item under ``syncagent/owner/<uid>``.
-- ``controller_of`` / ``adoption_blockers``: read a live object.
+- ``adoption_blockers``: whether a live object can be adopted (``kube.controller_of`` says
+  who controls it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncagent.kube.objects import Body, OwnerRef
+from syncagent.kube.objects import Body, OwnerRef, controller_of
 from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
@@ -60,11 +61,6 @@ def owner_of(owner: Mapping[str, Any]) -> OwnerRef:
     return OwnerRef(view.api_version, view.kind, view.meta.name, view.meta.uid)
 
 
-def controller_of(live: Mapping[str, Any]) -> OwnerRef | None:
-    """Who controls a live object (the reference with ``controller: true``), if anyone."""
-    return Body(live).controller
-
-
 def adoption_blockers(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> list[str]:
     """Why a live object cannot be adopted; empty means adoptable.
 
@@ -90,18 +86,17 @@ def is_adoptable(live: Mapping[str, Any], *, scheme: OwnershipScheme) -> bool:
 
 def skeleton(obj: Mapping[str, Any]) -> dict[str, Any]:
     """apiVersion, kind, name and namespace only: an empty configuration for that object."""
-    meta = obj.get("metadata") or {}
-    out_meta = {"name": meta["name"]}
-    if meta.get("namespace"):
-        out_meta["namespace"] = meta["namespace"]
+    meta = Body(obj).meta
+    out_meta = {"name": meta.name}
+    if meta.namespace:
+        out_meta["namespace"] = meta.namespace
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": out_meta}
 
 
 def with_references(obj: Mapping[str, Any], *items: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``obj`` whose ownerReferences also carry ``items``."""
-    meta = dict(obj.get("metadata") or {})
-    meta["ownerReferences"] = [*(meta.get("ownerReferences") or []), *items]
-    return {**obj, "metadata": meta}
+    meta = Body(obj).meta
+    return {**obj, "metadata": {**meta.raw, "ownerReferences": [*meta.owner_references, *items]}}
 
 
 async def apply_controlled(
@@ -300,7 +295,7 @@ async def guarded_apply(
     reconciler made a moment earlier. If the object changed but its owner references did not
     (a status write), the apply is repeated once on the fresh object; otherwise
     :class:`PreconditionError` tells the caller to read again and decide again."""
-    rv = str(((view or {}).get("metadata") or {}).get("resourceVersion") or "")
+    rv = Body(view).meta.resource_version
     if view is None or not rv:
         return await engine.apply(body, options, live=ABSENT if view is None else view)
     guarded = options.but(resource_version_precondition=True)
@@ -320,8 +315,7 @@ def _at(body: dict[str, Any], resource_version: str) -> dict[str, Any]:
 
 
 def _owner_items(obj: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return sorted((str(r.get("uid")), bool(r.get("controller"))) for r in refs)
+    return sorted((ref.uid, controls) for ref, controls in Body(obj).owners())
 
 
 async def leave(

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from syncagent.kube.objects import Body
 from syncagent.ssa import fieldsets
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.engine import Engine
@@ -139,7 +140,7 @@ def plan_takeover(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> TakeoverPlan | None:
     """The takeover of ``live`` (pure), or None when the policy takes nothing."""
-    raw = list((live.get("metadata") or {}).get("managedFields") or [])
+    raw = Body(live).meta.managed_fields
     taken = [policy.taken(e, live=live) for e in raw]
     if not any(taken):
         return None
@@ -162,10 +163,9 @@ def plan_takeover(
                 )
             )
             _merge_into(kept, target, subresource, part, api_version=api_version, time=stamp)
-    meta = live.get("metadata") or {}
     return TakeoverPlan(
         subject=ref_of(live).subject,
-        resource_version=str(meta.get("resourceVersion") or ""),
+        resource_version=Body(live).meta.resource_version,
         managed_fields=kept,
         moves=tuple(moves),
     )
@@ -283,5 +283,4 @@ def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = N
     """Whether ``policy`` would take anything of ``live`` (no request, for callers' guards)."""
     if not live:
         return False
-    raw = (live.get("metadata") or {}).get("managedFields") or []
-    return any(policy.taken(e, live=live) for e in raw)
+    return any(policy.taken(e, live=live) for e in Body(live).meta.managed_fields)

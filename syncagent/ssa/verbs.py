@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent.kube.objects import ObjectRef
+from syncagent.kube.objects import Body, ObjectRef
 from syncagent.ssa.api import KubeApi, OnNotServed
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.counter import RequestCounter
@@ -132,7 +132,7 @@ class Verbs:
         resourceVersion (a takeover: ``ssa.takeover``). A dry run with ``dry_run`` or on a
         dry-run engine."""
         ref = ref_of(live)
-        version = str((live.get("metadata") or {}).get("resourceVersion") or "")
+        version = Body(live).meta.resource_version
         if not version:
             raise SsaError(ref.subject, "takeover needs the live object's resourceVersion")
         dry_run = dry_run or self.dry_run

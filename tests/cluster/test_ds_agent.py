@@ -10,9 +10,10 @@ import base64
 import orjson
 import pytest
 
+from tests.cluster.support.dsgraph import ds_step
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
-from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.fake_workloads import DEADLINE
 from tests.support.graphs import ENABLE_DS, component, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
@@ -29,14 +30,6 @@ from tests.support.kube import (
 from tests.support.polling import eventually
 
 SLICE = "disaggregatedset.x-k8s.io/slice"
-
-
-def _step(kube: Kube, ns: str, fake: FakeDsController):
-    def step() -> None:
-        fake.sync()
-        simulate_dcd_ready(kube, ns)
-
-    return step
 
 
 def _dgd_reconciles(agent) -> float:
@@ -79,7 +72,7 @@ def _happy_path(control_plane, kube: Kube, namespace, *, v010: bool) -> None:
         eventually(
             lambda: ready_reason(kube, namespace, "vllm-disagg") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the DS graph to become Ready",
         )
         assert names(kube, DCD, namespace) == {"vllm-disagg-frontend"}
@@ -116,7 +109,7 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
         eventually(
             lambda: len(names(kube, LWS, namespace)) == 2,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="two children",
         )
         # stale roleStatuses without generation evidence are ignored (the v0.9 CRD prunes
@@ -141,7 +134,7 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
                 in condition(kube.get(DGD, namespace, "rd"), "Ready").get("message", "")
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="not ready from the children",
         )
         message = condition(kube.get(DGD, namespace, "rd"), "Ready")["message"]
@@ -153,7 +146,7 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
         eventually(
             lambda: ready_reason(kube, namespace, "rd") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="Ready once the children are",
         )
         old_children = names(kube, LWS, namespace)
@@ -164,14 +157,14 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
         eventually(
             lambda: len(names(kube, LWS, namespace)) == 4,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="new-revision children",
         )
         new_children = names(kube, LWS, namespace) - old_children
         eventually(
             lambda: "replicas not ready" in _ready_message(kube, namespace, "rd"),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="not ready while only the old revision serves",
         )
         assert all(_ready_replicas(kube, namespace, n) == 1 for n in old_children)
@@ -186,7 +179,7 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
                 and m
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="new children ready, old ones not drained",
         )
         assert all(f'"{n}" has not scaled to zero' in message for n in old_children)
@@ -198,7 +191,7 @@ def test_readiness_needs_target_children_ready_and_drained_old_ones(control_plan
                 and not (names(kube, LWS, namespace) & old_children)
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="Ready after the old revision drained",
         )
 
@@ -222,7 +215,7 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, names
         eventually(
             lambda: ready_reason(kube, namespace, "fm") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="Ready",
         )
         cm = kube.request(
@@ -262,7 +255,7 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, names
                 and kube.get(DS, namespace, "fm")["metadata"].get("labels", {}).get("env") == "prod"
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="reconciles after a graph change",
         )
         for kind, name in ((DS, "fm"), ("Service", "fm-decode")):
@@ -408,7 +401,7 @@ def test_shared_model_service_is_co_owned_then_left(control_plane, kube, namespa
                 ready_reason(kube, namespace, "mine") == "all_resources_are_ready" and not joined()
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the graph to leave the model Service",
         )
         svc = kube.get("Service", namespace, "dynamo-model-fb68f5a6")
@@ -426,7 +419,7 @@ def test_stale_component_service_goes_only_after_the_replacement_is_ready(
         eventually(
             lambda: ready_reason(kube, namespace, "st") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the DS graph to be Ready",
         )
         old = kube.get("Service", namespace, "st-prefill")
@@ -441,13 +434,13 @@ def test_stale_component_service_goes_only_after_the_replacement_is_ready(
         eventually(
             lambda: kube.get("Service", namespace, "st-prefill2"),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the renamed component's Service",
         )
         eventually(
             lambda: "replicas not ready" in _ready_message(kube, namespace, "st"),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the graph not Ready on the new revision",
         )
         # The graph wrote its status for the new generation: the stale Service is still there.
@@ -462,7 +455,7 @@ def test_stale_component_service_goes_only_after_the_replacement_is_ready(
                 and kube.get("Service", namespace, "st-prefill") is None
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the stale Service deleted once the graph is Ready",
         )
 
@@ -479,7 +472,7 @@ def test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync(control_plan
         eventually(
             lambda: ready_reason(kube, namespace, "ps") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the DS graph to be Ready",
         )
         auths = orjson.dumps({"auths": {"nvcr.io": {"auth": "dXNlcjpwYXNz"}}})

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
+from tests.cluster.support.dsgraph import ds_step, wait_ready
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
-from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.fake_workloads import DEADLINE
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
 from tests.support.kube import DCD, DGD, DS, LWS, Kube, names, ready_reason
 from tests.support.polling import eventually
 
 G = "gated"
 RESTART_AT = "nvidia.com/restartAt"
-
-
-def _step(kube: Kube, ns: str, fake: FakeDsController):
-    def step() -> None:
-        fake.sync()
-        simulate_dcd_ready(kube, ns)
-
-    return step
 
 
 def _checkpointed() -> list[dict]:
@@ -47,7 +40,7 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, na
                 and ready_reason(kube, namespace, G) == "waiting_for_checkpoint"
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the Component graph waiting for its checkpoint",
         )
         kube.edit_graph(
@@ -58,14 +51,14 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, na
         eventually(
             lambda: len(_roles(kube, namespace)) == 2,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the DS",
         )
         assert [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [0, 0]
         eventually(
             lambda: ready_reason(kube, namespace, G) == "waiting_for_checkpoint",
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="pending on the checkpoint",
         )
         graph = kube.get(DGD, namespace, G)
@@ -86,7 +79,7 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, na
         eventually(
             lambda: [r["spec"]["replicas"] for r in _roles(kube, namespace)] == [1, 1],
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="both roles at 1 once the checkpoint is ready",
         )
         eventually(
@@ -95,7 +88,7 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, na
                 and names(kube, DCD, namespace) == {f"{G}-frontend"}
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="cutover once the children are ready",
         )
 
@@ -105,12 +98,7 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(control_plan
     kube.create(ds_graph(namespace, G, ds_components()[1:], **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(
-            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
-            deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
-            what="Ready",
-        )
+        wait_ready(kube, namespace, G, fake, what="Ready")
         before = set(fake.created)
         fake.ready = False
         kube.edit_graph(
@@ -133,7 +121,7 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(control_plan
         eventually(
             restarting,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="Restarting [prefill]",
         )
         for role in _roles(kube, namespace):
@@ -143,7 +131,7 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(control_plan
         eventually(
             lambda: len(set(fake.created) - before) == 2,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="one new revision for both roles",
         )
         fake.ready = True
@@ -153,7 +141,7 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(control_plan
             return st.get("phase") == "Completed"
 
         eventually(
-            completed, deadline=DEADLINE, step=_step(kube, namespace, fake), what="Completed"
+            completed, deadline=DEADLINE, step=ds_step(kube, namespace, fake), what="Completed"
         )
         st = kube.get(DGD, namespace, G)["status"]["restart"]
         assert st == {"observedID": "r1", "phase": "Completed", "inProgress": []}
@@ -162,7 +150,7 @@ def test_sequential_restart_annotates_both_roles_once_and_completes(control_plan
         eventually(
             lambda: len(names(kube, LWS, namespace)) == 2,
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the old revision removed",
         )
         assert set(fake.created) - before <= names(kube, LWS, namespace)

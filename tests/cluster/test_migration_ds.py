@@ -4,6 +4,7 @@ every component always had a Service selecting a ready workload."""
 
 from __future__ import annotations
 
+from tests.cluster.support.dsgraph import ds_step, enable_ds, owner_uids, wait_ready
 from tests.cluster.support.serving import ServingRecorder
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
@@ -28,15 +29,6 @@ MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 
 
-def _step(kube: Kube, ns: str, fake: FakeDsController, *, dcds: bool = True):
-    def step() -> None:
-        fake.sync()
-        if dcds:
-            simulate_dcd_ready(kube, ns)
-
-    return step
-
-
 def _selector(kube: Kube, ns: str, component: str) -> dict:
     return (kube.get("Service", ns, f"{G}-{component}") or {}).get("spec", {}).get("selector", {})
 
@@ -45,22 +37,13 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
     kube.create(ds_graph(namespace, G, ds_components()))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(
-            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
-            deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
-            what="the Component graph to be Ready",
-        )
+        wait_ready(kube, namespace, G, fake, what="the Component graph to be Ready")
         dcd_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
         assert all("disaggregatedset.x-k8s.io/name" not in s for s in dcd_selectors.values())
         graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
         with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
             fake.ready = False  # hold the DS not ready to see the intermediate state
-            kube.edit_graph(
-                namespace,
-                G,
-                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
-            )
+            enable_ds(kube, namespace, G)
             eventually(
                 lambda: (
                     kube.get(DS, namespace, G) is not None
@@ -71,7 +54,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
                     )
                 ),
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake),
+                step=ds_step(kube, namespace, fake),
                 what="the DS and the Service handoff",
             )
             # selectors unchanged, old DCDs still serving while the DS is not ready
@@ -96,7 +79,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
                     and (p["status"], p["reason"]) == ("False", "DisaggregatedSet")
                 ),
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake),
+                step=ds_step(kube, namespace, fake),
                 what="WorkloadPathway False/DisaggregatedSet while the DS is not ready",
             )
 
@@ -116,7 +99,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
             eventually(
                 observe,
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake),
+                step=ds_step(kube, namespace, fake),
                 what="selector switch and cutover",
             )
             assert seen_order == []
@@ -127,7 +110,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
                     and ready_reason(kube, namespace, G) == "all_resources_are_ready"
                 ),
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake),
+                step=ds_step(kube, namespace, fake),
                 what="WorkloadPathway=True",
             )
             assert names(kube, DCD, namespace) == {f"{G}-frontend"}
@@ -158,12 +141,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
     kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(
-            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
-            deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
-            what="the DS graph to be Ready",
-        )
+        wait_ready(kube, namespace, G, fake, what="the DS graph to be Ready")
         model = kube.get("Service", namespace, MODEL_SERVICE)
         assert controller(model)["kind"] == DGD
         kube.delete("Service", namespace, MODEL_SERVICE)
@@ -189,7 +167,7 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                     )
                 ),
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake, dcds=False),
+                step=ds_step(kube, namespace, fake, dcds=False),
                 what="replacement DCDs owning their Services",
             )
             for c in ("decode", "prefill"):
@@ -243,21 +221,13 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                     and ready_reason(kube, namespace, G) == "all_resources_are_ready"
                 ),
                 deadline=DEADLINE,
-                step=_step(kube, namespace, fake),
+                step=ds_step(kube, namespace, fake),
                 what="the DS deleted once the DCDs are ready",
             )
             for c in ("decode", "prefill"):
                 assert "disaggregatedset.x-k8s.io/name" not in _selector(kube, namespace, c)
             eventually(
-                lambda: (
-                    {
-                        r["uid"]
-                        for r in kube.get("Service", namespace, MODEL_SERVICE)["metadata"][
-                            "ownerReferences"
-                        ]
-                    }
-                    == dcd_uids
-                ),
+                lambda: owner_uids(kube.get("Service", namespace, MODEL_SERVICE)) == dcd_uids,
                 deadline=DEADLINE,
                 what="both DCDs (and not the graph) owning the model Service",
             )
@@ -271,12 +241,7 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
     kube.create(ds_graph(namespace, G, ds_components(**MODEL), **{ENABLE_DS: "true"}))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(
-            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
-            deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
-            what="the DS graph to be Ready",
-        )
+        wait_ready(kube, namespace, G, fake, what="the DS graph to be Ready")
     graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
     assert controller(kube.get("Service", namespace, f"{G}-decode"))["uid"] == graph_uid
     kube.edit_graph(namespace, G, _add_adapter)
@@ -302,15 +267,7 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
             what="the Services handed to the DCDs and the graph Ready",
         )
         eventually(
-            lambda: (
-                graph_uid
-                not in {
-                    r["uid"]
-                    for r in kube.get("Service", namespace, MODEL_SERVICE)["metadata"][
-                        "ownerReferences"
-                    ]
-                }
-            ),
+            lambda: graph_uid not in owner_uids(kube.get("Service", namespace, MODEL_SERVICE)),
             deadline=DEADLINE,
             what="the graph to leave the model Service",
         )
@@ -324,19 +281,10 @@ def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
     kube.create(ds_graph(namespace, G, ds_components(**MODEL)))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        eventually(
-            lambda: ready_reason(kube, namespace, G) == "all_resources_are_ready",
-            deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
-            what="the Component graph to be Ready",
-        )
+        wait_ready(kube, namespace, G, fake, what="the Component graph to be Ready")
         assert controller(kube.get("Service", namespace, MODEL_SERVICE))["kind"] == DCD
         graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
-        kube.edit_graph(
-            namespace,
-            G,
-            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
-        )
+        enable_ds(kube, namespace, G)
         eventually(
             lambda: (
                 names(kube, DCD, namespace) == {f"{G}-frontend"}
@@ -345,7 +293,7 @@ def test_component_to_ds_with_a_model_hands_the_model_service_over_cleanly(
                 and ready_reason(kube, namespace, G) == "all_resources_are_ready"
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake),
+            step=ds_step(kube, namespace, fake),
             what="the cutover to the DS with the model Service under the graph",
         )
         errors = error_events(kube, namespace)

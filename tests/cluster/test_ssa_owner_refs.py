@@ -14,31 +14,18 @@ from syncagent.ssa import (
     Engine,
     OwnerRef,
     OwnershipError,
-    apply_controlled,
     controller_of,
     is_adoptable,
     join,
     leave,
-    managedfields,
-    owner_of,
     set_controller,
 )
 from syncagent.ssa.ownership import with_references
-from syncagent.ssa.paths import Field
-from tests.cluster.support.objects import configmap, deployment, refs_of, service
+from tests.cluster.support.objects import deployment, refs_of, service
+from tests.cluster.support.owners import co_own, create_controlled, holders, owners
 
 WORKLOADS = "syncagent/tests-workloads"
 OWNERSHIP = ownership.MANAGER.name
-REFS = (Field("metadata"), Field("ownerReferences"))
-
-
-async def owner(engine: Engine, namespace: str, name: str) -> OwnerRef:
-    entry = await engine.apply(configmap(namespace, name), ApplyOptions(manager="test-owners"))
-    return owner_of(entry.object)
-
-
-def holders(live: dict) -> set[str]:
-    return managedfields.managers_under(live, REFS)
 
 
 async def watched_create(
@@ -67,12 +54,11 @@ async def watched_create(
         async with anyio.create_task_group() as group:
             group.start_soon(watch)
             await listed.wait()
-            created = await apply_controlled(
+            created = await create_controlled(
                 engine,
                 deployment(namespace),
-                ApplyOptions(manager=WORKLOADS, force=True),
+                manager=WORKLOADS,
                 controller=controller,
-                scheme=SCHEME,
                 shared=shared,
             )
             target.append(created[-1].resource_version)
@@ -89,7 +75,7 @@ async def test_create_is_one_write_born_with_the_reference_and_converged_after(
     # docs/write-protocol.md (supersedes routing.md §3 example 8): one content apply carrying
     # the controller reference; its content manager keeps it.
     engine = Engine(async_client)
-    controller = await owner(engine, namespace, "dgd")
+    (controller,) = await owners(engine, namespace, "dgd")
     writes, dry_runs = engine.counter.writes, engine.counter.count(dry_run=True)
     created, seen = await watched_create(async_client, namespace, engine, controller, shared=False)
     assert [(e.manager, e.action) for e in created] == [(WORKLOADS, "created")]
@@ -103,13 +89,8 @@ async def test_create_is_one_write_born_with_the_reference_and_converged_after(
     for eng, requests in ((engine, 0), (Engine(async_client), 1)):
         live = await Engine(async_client).read(deployment(namespace))
         total, writes = eng.counter.total, eng.counter.writes
-        again = await apply_controlled(
-            eng,
-            deployment(namespace),
-            ApplyOptions(manager=WORKLOADS, force=True),
-            controller=controller,
-            scheme=SCHEME,
-            live=live,
+        again = await create_controlled(
+            eng, deployment(namespace), manager=WORKLOADS, controller=controller, live=live
         )
         assert [e.action for e in again] == ["unchanged"]
         assert (eng.counter.total - total, eng.counter.writes - writes) == (requests, 0)
@@ -118,7 +99,7 @@ async def test_create_is_one_write_born_with_the_reference_and_converged_after(
 @pytest.mark.anyio
 async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_client, namespace):
     engine = Engine(async_client)
-    controller = await owner(engine, namespace, "dgd")
+    (controller,) = await owners(engine, namespace, "dgd")
     created, seen = await watched_create(async_client, namespace, engine, controller, shared=True)
     # Content with the reference, ownership apply, content without the reference.
     assert [(e.manager, e.action) for e in created] == [
@@ -131,13 +112,8 @@ async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_
         assert [(r["uid"], r.get("controller")) for r in refs] == [(controller.uid, True)]
     assert holders(created[-1].object) == {OWNERSHIP}
     writes = engine.counter.writes
-    again = await apply_controlled(
-        engine,
-        deployment(namespace),
-        ApplyOptions(manager=WORKLOADS, force=True),
-        controller=controller,
-        scheme=SCHEME,
-        shared=True,
+    again = await create_controlled(
+        engine, deployment(namespace), manager=WORKLOADS, controller=controller, shared=True
     )
     assert [e.action for e in again] == ["unchanged"]
     assert engine.counter.writes == writes
@@ -146,15 +122,10 @@ async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_
 @pytest.mark.anyio
 async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_client, namespace):
     engine = Engine(async_client)
-    a, b, c = [await owner(engine, namespace, n) for n in ("a", "b", "c")]
+    a, b, c = await owners(engine, namespace, "a", "b", "c")
     desired = service(namespace)
-    await apply_controlled(
-        engine,
-        desired,
-        ApplyOptions(manager=services.MANAGER.name, force=True),
-        controller=a,
-        scheme=SCHEME,
-        shared=True,
+    await create_controlled(
+        engine, desired, manager=services.MANAGER.name, controller=a, shared=True
     )
     third_party = {
         "apiVersion": "v1",
@@ -181,7 +152,7 @@ async def test_handoff_is_one_ownership_apply_and_keeps_other_owners(async_clien
 @pytest.mark.anyio
 async def test_handoff_refused_while_content_still_holds_the_old_reference(async_client, namespace):
     engine = Engine(async_client)
-    a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
+    a, b = await owners(engine, namespace, "a", "b")
     # A create interrupted after its first two writes: the content manager still holds A's
     # reference, so an ownership apply alone could not remove it.
     await engine.apply(
@@ -198,21 +169,11 @@ async def test_handoff_refused_while_content_still_holds_the_old_reference(async
 @pytest.mark.anyio
 async def test_co_owners_keep_their_items_and_leave_exactly_their_own(async_client, namespace):
     engine = Engine(async_client)
-    a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
+    a, b = await owners(engine, namespace, "a", "b")
     desired = service(namespace, "dynamo-model-abc")
     content = services.MANAGER.name
     # Owner A creates the shared Service and controls it; both owners write their own item.
-    await apply_controlled(
-        engine,
-        desired,
-        ApplyOptions(manager=content, force=True),
-        controller=a,
-        scheme=SCHEME,
-        shared=True,
-    )
-    await join(engine, desired, owner=a, scheme=SCHEME)
-    await engine.apply(desired, ApplyOptions(manager=content))
-    await join(engine, desired, owner=b, scheme=SCHEME)
+    await co_own(engine, desired, first=a, second=b)
     # Each owner re-applies the same content and its own item: both items stay.
     for who in (a, b):
         await engine.apply(desired, ApplyOptions(manager=content))
@@ -232,20 +193,9 @@ async def test_co_owners_keep_their_items_and_leave_exactly_their_own(async_clie
 @pytest.mark.anyio
 async def test_control_moves_between_co_owners_without_losing_an_item(async_client, namespace):
     engine = Engine(async_client)
-    a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
+    a, b = await owners(engine, namespace, "a", "b")
     desired = service(namespace, "dynamo-model-abc")
-    content = services.MANAGER.name
-    await apply_controlled(
-        engine,
-        desired,
-        ApplyOptions(manager=content, force=True),
-        controller=a,
-        scheme=SCHEME,
-        shared=True,
-    )
-    await join(engine, desired, owner=a, scheme=SCHEME)
-    await engine.apply(desired, ApplyOptions(manager=content))
-    await join(engine, desired, owner=b, scheme=SCHEME)
+    await co_own(engine, desired, first=a, second=b)
     with pytest.raises(OwnershipError, match=r"^Service/.*: owner .* controls the object"):
         await leave(engine, desired, owner_uid=a.uid, scheme=SCHEME)
 
@@ -266,25 +216,15 @@ async def test_control_moves_between_co_owners_without_losing_an_item(async_clie
 @pytest.mark.anyio
 async def test_refuses_an_object_controlled_by_someone_else(async_client, namespace):
     engine = Engine(async_client)
-    a, b = [await owner(engine, namespace, n) for n in ("a", "b")]
-    await apply_controlled(
-        engine,
-        deployment(namespace),
-        ApplyOptions(manager=WORKLOADS, force=True),
-        controller=a,
-        scheme=SCHEME,
-    )
+    a, b = await owners(engine, namespace, "a", "b")
+    await create_controlled(engine, deployment(namespace), manager=WORKLOADS, controller=a)
     live = await engine.get(deployment(namespace))
     writes = engine.counter.writes
     with pytest.raises(
         OwnershipError, match=r'^Deployment/.*/web: is controlled by v1/ConfigMap "a"'
     ):
-        await apply_controlled(
-            engine,
-            deployment(namespace, replicas=5),
-            ApplyOptions(manager=WORKLOADS, force=True),
-            controller=b,
-            scheme=SCHEME,
+        await create_controlled(
+            engine, deployment(namespace, replicas=5), manager=WORKLOADS, controller=b
         )
     assert engine.counter.writes == writes
     assert (await engine.get(deployment(namespace)))["metadata"]["resourceVersion"] == (
@@ -295,7 +235,7 @@ async def test_refuses_an_object_controlled_by_someone_else(async_client, namesp
 @pytest.mark.anyio
 async def test_adopts_after_a_crash_between_the_create_writes(async_client, client, namespace):
     engine = Engine(async_client)
-    a = await owner(engine, namespace, "a")
+    (a,) = await owners(engine, namespace, "a")
     # Our content apply happened without any reference, then a controller wrote status and a
     # finalizer bot added a finalizer.
     await engine.apply(deployment(namespace), ApplyOptions(manager=WORKLOADS), live=ABSENT)
@@ -315,13 +255,8 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
     )
     live = await engine.get(deployment(namespace))
     assert is_adoptable(live, scheme=SCHEME)
-    entries = await apply_controlled(
-        engine,
-        deployment(namespace),
-        ApplyOptions(manager=WORKLOADS, force=True),
-        controller=a,
-        live=live,
-        scheme=SCHEME,
+    entries = await create_controlled(
+        engine, deployment(namespace), manager=WORKLOADS, controller=a, live=live
     )
     assert [e.action for e in entries] == ["configured", "unchanged"]
     assert controller_of(entries[1].object) == a
@@ -337,14 +272,8 @@ async def test_adopts_after_a_crash_between_the_create_writes(async_client, clie
 @pytest.mark.anyio
 async def test_not_adoptable_when_someone_else_wrote_content(async_client, client, namespace):
     engine = Engine(async_client)
-    a = await owner(engine, namespace, "a")
+    (a,) = await owners(engine, namespace, "a")
     await engine.apply(deployment(namespace), ApplyOptions(manager="helm"), live=ABSENT)
     with pytest.raises(OwnershipError, match=r"cannot adopt it: field manager 'helm'"):
-        await apply_controlled(
-            engine,
-            deployment(namespace),
-            ApplyOptions(manager=WORKLOADS, force=True),
-            controller=a,
-            scheme=SCHEME,
-        )
+        await create_controlled(engine, deployment(namespace), manager=WORKLOADS, controller=a)
     assert controller_of(await engine.get(deployment(namespace))) is None

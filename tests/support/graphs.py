@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from syncagent.api import DynamoGraphDeployment
 from tests.support.kube import DGD
 
 ENABLE_DS = "nvidia.com/enable-disaggregatedset"
@@ -71,3 +72,8 @@ def ds_components(**extra: Any) -> list[dict[str, Any]]:
 def ds_graph(ns: str, name: str, components: list[dict[str, Any]], **annotations: str) -> dict:
     """:func:`graph` under the name the DS tests use (they call the live object ``graph``)."""
     return graph(ns, name, components, **annotations)
+
+
+def typed(graph: dict[str, Any]) -> DynamoGraphDeployment:
+    """A wire-form graph as the renderers take it: parsed into the model once."""
+    return DynamoGraphDeployment.model_validate(graph)

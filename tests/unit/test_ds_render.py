@@ -10,13 +10,14 @@ from syncagent.render.disaggregatedset import (
     template_hash,
     with_template_hash,
 )
+from tests.support.graphs import typed
 from tests.unit.support.graphs import graph, worker
 
 ENV = Environment()
 
 
 def test_shape_of_example_graph() -> None:
-    out = render_disaggregated_set(graph(), env=ENV)
+    out = render_disaggregated_set(typed(graph()), env=ENV)
     body = out.rendered.body
     assert body["apiVersion"] == "disaggregatedset.x-k8s.io/v1"
     assert body["metadata"]["name"] == "vllm-disagg"
@@ -51,8 +52,8 @@ def test_shape_of_example_graph() -> None:
 
 def test_templates_equal_the_dcd_leader_worker_set() -> None:
     g = graph()
-    ds = render_disaggregated_set(g, env=ENV).rendered.body
-    for dcd in generate_dcds(g, env=ENV):
+    ds = render_disaggregated_set(typed(g), env=ENV).rendered.body
+    for dcd in generate_dcds(typed(g), env=ENV):
         if dcd.body["spec"]["name"] not in ("decode", "prefill"):
             continue
         lws = leader_worker_set(source_of(dcd, graph="vllm-disagg"), env=ENV).body
@@ -64,7 +65,7 @@ def test_templates_equal_the_dcd_leader_worker_set() -> None:
 
 
 def test_graph_labels_reach_ds_and_templates() -> None:
-    body = render_disaggregated_set(graph(labels={"env": "prod"}), env=ENV).rendered.body
+    body = render_disaggregated_set(typed(graph(labels={"env": "prod"})), env=ENV).rendered.body
     assert body["metadata"]["labels"]["env"] == "prod"
     for role in body["spec"]["roles"]:
         lwt = role["spec"]["leaderWorkerTemplate"]
@@ -73,7 +74,7 @@ def test_graph_labels_reach_ds_and_templates() -> None:
 
 
 def test_gated_roles_are_all_zero() -> None:
-    body = render_disaggregated_set(graph(), env=ENV, gated=True).rendered.body
+    body = render_disaggregated_set(typed(graph()), env=ENV, gated=True).rendered.body
     assert [r["spec"]["replicas"] for r in body["spec"]["roles"]] == [0, 0]
 
 
@@ -85,12 +86,12 @@ def test_single_node_worker_is_not_a_role() -> None:
             worker("extra", "worker", nodes=1),
         ]
     )
-    body = render_disaggregated_set(g, env=ENV).rendered.body
+    body = render_disaggregated_set(typed(g), env=ENV).rendered.body
     assert [r["name"] for r in body["spec"]["roles"]] == ["decode", "prefill"]
 
 
 def test_template_hash_ignores_empty_values_and_key_order() -> None:
-    roles = render_disaggregated_set(graph(), env=ENV).rendered.body["spec"]["roles"]
+    roles = render_disaggregated_set(typed(graph()), env=ENV).rendered.body["spec"]["roles"]
     f = template_hash(roles)
     assert len(f) == 16
     padded = [
@@ -109,14 +110,14 @@ def test_template_hash_ignores_empty_values_and_key_order() -> None:
     assert template_hash(scaled) == f
     # a template change and a reorder are
     assert template_hash(list(reversed(roles))) != f
-    changed = render_disaggregated_set(graph(labels={"env": "prod"}), env=ENV).rendered.body[
+    changed = render_disaggregated_set(typed(graph(labels={"env": "prod"})), env=ENV).rendered.body[
         "spec"
     ]["roles"]
     assert template_hash(changed) != f
 
 
 def test_with_template_hash_sets_role_metadata_only() -> None:
-    rendered = render_disaggregated_set(graph(), env=ENV).rendered
+    rendered = render_disaggregated_set(typed(graph()), env=ENV).rendered
     hashed = with_template_hash(rendered, "0123456789abcdef")
     for role in hashed.body["spec"]["roles"]:
         assert role["metadata"] == {"annotations": {TEMPLATE_HASH: "0123456789abcdef"}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from syncagent.api import Restart
 from syncagent.programs.checkpoint_gate import Checkpoints
 from syncagent.programs.disaggregatedset.plan import prepare
 from syncagent.programs.graph import graph_context
@@ -18,7 +19,7 @@ SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
 
 def test_3_new_sequential_restart_annotates_every_selected_role() -> None:
     plan = plan_ds_restart(
-        {"id": "r1", "strategy": SEQ},
+        Restart.model_validate({"id": "r1", "strategy": SEQ}),
         None,
         ["prefill", "decode"],
         selected=["prefill", "decode"],
@@ -31,7 +32,7 @@ def test_3_new_sequential_restart_annotates_every_selected_role() -> None:
 def test_4_completes_without_a_separate_decode_step() -> None:
     current = {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]}
     plan = plan_ds_restart(
-        {"id": "r1", "strategy": SEQ},
+        Restart.model_validate({"id": "r1", "strategy": SEQ}),
         current,
         ["prefill", "decode"],
         selected=["prefill", "decode"],
@@ -44,7 +45,7 @@ def test_4_completes_without_a_separate_decode_step() -> None:
 def test_not_done_keeps_restarting() -> None:
     current = {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]}
     plan = plan_ds_restart(
-        {"id": "r1", "strategy": SEQ},
+        Restart.model_validate({"id": "r1", "strategy": SEQ}),
         current,
         ["prefill", "decode"],
         selected=["prefill", "decode"],
@@ -56,7 +57,7 @@ def test_not_done_keeps_restarting() -> None:
 def test_5_frontend_step_leaves_roles_alone() -> None:
     order = {"type": "Sequential", "order": ["Frontend", "prefill", "decode"]}
     plan = plan_ds_restart(
-        {"id": "r2", "strategy": order},
+        Restart.model_validate({"id": "r2", "strategy": order}),
         {"observedID": "r1", "phase": "Completed", "inProgress": []},
         ["Frontend", "prefill", "decode"],
         selected=["prefill", "decode"],
@@ -66,7 +67,7 @@ def test_5_frontend_step_leaves_roles_alone() -> None:
     assert plan.annotate == {"Frontend"}
     # after the frontend: the DS step, then Completed once the DS is done
     step2 = plan_ds_restart(
-        {"id": "r2", "strategy": order},
+        Restart.model_validate({"id": "r2", "strategy": order}),
         plan.status,
         ["Frontend", "prefill", "decode"],
         selected=["prefill", "decode"],
@@ -185,7 +186,7 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
         "ds",
         components=[worker("decode", "decode"), worker("prefill", "prefill")],
         annotations={"nvidia.com/enable-disaggregatedset": "true"},
-        restart={"id": "r1", "strategy": SEQ},
+        restart=Restart.model_validate({"id": "r1", "strategy": SEQ}),
     )
     g["status"] = {
         "restart": {"observedID": "r1", "phase": "Restarting", "inProgress": ["prefill"]},

@@ -13,6 +13,7 @@ from syncagent.render.grove import (
     pcs_name,
     render_pod_clique_set,
 )
+from tests.support.graphs import typed
 from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
@@ -31,7 +32,7 @@ def _cliques(body: dict) -> dict[str, dict]:
 
 
 def test_1_shape_of_grove_manifest() -> None:
-    body = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    body = render_pod_clique_set(typed(_grove_manifest()), env=ENV).body
     assert body["metadata"]["name"] == "grove-manifest"
     assert body["metadata"]["labels"] == {
         "nvidia.com/dynamo-graph-deployment-name": "grove-manifest"
@@ -93,7 +94,7 @@ def test_4_multinode_replicas_and_min_available() -> None:
         "g",
         components=[worker("decode", "decode", nodes=4, replicas=2, minAvailable=2)],
     )
-    body = render_pod_clique_set(g, env=ENV).body
+    body = render_pod_clique_set(typed(g), env=ENV).body
     cliques = _cliques(body)
     assert cliques["decode-ldr"]["spec"]["replicas"] == 1
     assert cliques["decode-wkr"]["spec"]["replicas"] == 3
@@ -112,7 +113,7 @@ def _engine(name: str, module: str) -> dict:
 
 def test_5_trtllm_starts_leader_after_workers() -> None:
     g = graph("g", components=[_engine("prefill", "dynamo.trtllm")], backendFramework="trtllm")
-    body = render_pod_clique_set(g, env=ENV).body
+    body = render_pod_clique_set(typed(g), env=ENV).body
     assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeExplicit"
     cliques = _cliques(body)
     assert cliques["prefill-ldr"]["spec"]["startsAfter"] == ["prefill-wkr"]
@@ -121,48 +122,52 @@ def test_5_trtllm_starts_leader_after_workers() -> None:
 
 def test_sglang_starts_workers_after_leader() -> None:
     g = graph("g", components=[_engine("prefill", "dynamo.sglang")], backendFramework="sglang")
-    cliques = _cliques(render_pod_clique_set(g, env=ENV).body)
+    cliques = _cliques(render_pod_clique_set(typed(g), env=ENV).body)
     assert cliques["prefill-wkr"]["spec"]["startsAfter"] == ["prefill-ldr"]
 
 
 def test_7_live_template_replicas_are_echoed() -> None:
-    first = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    first = render_pod_clique_set(typed(_grove_manifest()), env=ENV).body
     g = _grove_manifest()
     g["spec"]["components"][1]["replicas"] = 3
     g["spec"]["labels"] = {"env": "prod"}
-    again = render_pod_clique_set(g, env=ENV, live_replicas=live_template_replicas(first)).body
+    again = render_pod_clique_set(
+        typed(g), env=ENV, live_replicas=live_template_replicas(first)
+    ).body
     assert again["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] == 1
     assert again["metadata"]["labels"]["env"] == "prod"
-    fresh = render_pod_clique_set(g, env=ENV).body
+    fresh = render_pod_clique_set(typed(g), env=ENV).body
     assert fresh["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] == 3
 
 
 def test_update_strategy_annotation() -> None:
     g = _grove_manifest()
     g["metadata"]["annotations"] = {"nvidia.com/grove-update-strategy": "OnDelete"}
-    assert render_pod_clique_set(g, env=ENV).body["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    assert render_pod_clique_set(typed(g), env=ENV).body["spec"]["updateStrategy"] == {
+        "type": "OnDelete"
+    }
     g["metadata"]["annotations"] = {"nvidia.com/grove-update-strategy": "Bogus"}
-    assert "updateStrategy" not in render_pod_clique_set(g, env=ENV).body["spec"]
+    assert "updateStrategy" not in render_pod_clique_set(typed(g), env=ENV).body["spec"]
 
 
 def test_clique_set_change_messages() -> None:
-    live = render_pod_clique_set(_grove_manifest(), env=ENV).body
+    live = render_pod_clique_set(typed(_grove_manifest()), env=ENV).body
     added = _grove_manifest()
     added["spec"]["components"].append({**frontend("planner"), "type": "planner"})
-    message = clique_set_change(render_pod_clique_set(added, env=ENV), live)
+    message = clique_set_change(render_pod_clique_set(typed(added), env=ENV), live)
     assert message == (
         "PodCliqueSet grove-manifest: the set of cliques cannot change (added: planner, removed: "
         "none); delete and recreate the graph to change it"
     )
     renamed = _grove_manifest()
     renamed["spec"]["components"][1]["name"] = "gen"
-    message = clique_set_change(render_pod_clique_set(renamed, env=ENV), live)
+    message = clique_set_change(render_pod_clique_set(typed(renamed), env=ENV), live)
     assert message == (
         "PodCliqueSet grove-manifest: the set of cliques cannot change (added: gen-ldr,gen-wkr, "
         "removed: decode-ldr,decode-wkr); delete and recreate the graph to change it"
     )
-    assert clique_set_change(render_pod_clique_set(_grove_manifest(), env=ENV), live) is None
-    assert clique_set_change(render_pod_clique_set(_grove_manifest(), env=ENV), None) is None
+    assert clique_set_change(render_pod_clique_set(typed(_grove_manifest()), env=ENV), live) is None
+    assert clique_set_change(render_pod_clique_set(typed(_grove_manifest()), env=ENV), None) is None
 
 
 def _pcs(*, ended: bool = True) -> dict:

@@ -14,6 +14,7 @@ from syncagent.programs import routing
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from syncagent.render.grove import clique_names, render_pod_clique_set
+from tests.support.graphs import typed
 from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
@@ -42,12 +43,12 @@ def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
     g = graph("x", components=components, backendFramework="vllm")
     assert [c["name"] for c in routing.ds_candidates(components)] == ["decode", "prefill"]
     assert [c["name"] for c in selected_components(components)] == ["decode", "prefill"]
-    dcd = next(d for d in generate_dcds(g, env=ENV) if d.body["spec"]["name"] == "decode")
+    dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
     source = source_of(dcd, graph="x")
     assert (source.node_count, source.multinode) == (2, True)
     lws = leader_worker_set(source, env=ENV).body
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
-    roles = render_disaggregated_set(g, env=ENV).rendered.body["spec"]["roles"]
+    roles = render_disaggregated_set(typed(g), env=ENV).rendered.body["spec"]["roles"]
     assert [r["spec"]["leaderWorkerTemplate"]["size"] for r in roles] == [2, 2]
     assert clique_names(components) == [
         "frontend",
@@ -56,7 +57,7 @@ def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
         "prefill-ldr",
         "prefill-wkr",
     ]
-    cliques = render_pod_clique_set(g, env=ENV).body["spec"]["template"]["cliques"]
+    cliques = render_pod_clique_set(typed(g), env=ENV).body["spec"]["template"]["cliques"]
     workers = {c["name"]: c["spec"]["replicas"] for c in cliques if c["name"].endswith("-wkr")}
     assert workers == {"decode-wkr": 1, "prefill-wkr": 1}
 
@@ -67,5 +68,5 @@ def test_node_count_one_is_single_node_on_every_pathway() -> None:
     assert routing.ds_candidates(components) == []
     assert selected_components(components) == []
     assert clique_names(components) == ["frontend", "decode"]
-    dcd = next(d for d in generate_dcds(g, env=ENV) if d.body["spec"]["name"] == "decode")
+    dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
     assert source_of(dcd, graph="x").multinode is False

@@ -27,6 +27,7 @@ from syncagent.render import (
 )
 from syncagent.render.disaggregatedset import render_disaggregated_set, render_ds_graph
 from syncagent.render.grove import render_grove_graph, render_pod_clique_set
+from tests.support.graphs import typed
 from tests.unit.support.graphs import frontend, graph, worker
 from tests.unit.support.multinode import LEGACY, ORIGIN
 
@@ -48,7 +49,7 @@ def _main(template: dict) -> dict:
 
 
 def _cliques(g: dict) -> dict[str, dict]:
-    body = render_pod_clique_set(g, env=ENV).body
+    body = render_pod_clique_set(typed(g), env=ENV).body
     return {c["name"]: c for c in body["spec"]["template"]["cliques"]}
 
 
@@ -211,7 +212,7 @@ def test_unused_gpu_count_is_never_resolved(backend, nodes):
         {"name": "network", "resourceClaimTemplateName": "missing-network-template"}
     ]
     g = graph("dra-test", namespace="default", components=[w], backendFramework=backend)
-    assert render_pod_clique_set(g, env=ENV).body["spec"]["template"]["cliques"]
+    assert render_pod_clique_set(typed(g), env=ENV).body["spec"]["template"]["cliques"]
 
 
 def test_trtllm_ssh_mount_uses_the_secret_volume():
@@ -300,10 +301,10 @@ def _vllm_graph(**spec) -> dict:
 
 def _templates(g: dict) -> dict[str, tuple[dict, dict]]:
     """(leader, worker) pod templates of "decode" on the LWS, DS and Grove pathways."""
-    dcd = next(d for d in generate_dcds(g, env=ENV) if d.body["spec"]["name"] == "decode")
-    (source,) = graph_sources(g, [dcd])
+    dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
+    (source,) = graph_sources(typed(g), [dcd])
     lws = leader_worker_set(source, env=ENV).body["spec"]["leaderWorkerTemplate"]
-    ds = render_disaggregated_set(g, env=ENV).rendered.body["spec"]["roles"][0]
+    ds = render_disaggregated_set(typed(g), env=ENV).rendered.body["spec"]["roles"][0]
     ds_lwt = ds["spec"]["leaderWorkerTemplate"]
     cliques = _cliques(g)
     return {
@@ -385,22 +386,22 @@ def test_executor_follows_the_graph_origin_version(graph_annotations, component_
 def test_origin_version_precedence_follows_upstream_propagation():
     g = _vllm_graph()
     g["spec"]["annotations"] = {ORIGIN: "0.9.0"}
-    assert origin_version(g, "decode") == "0.9.0"
+    assert origin_version(typed(g), "decode") == "0.9.0"
     g["metadata"]["annotations"] = {ORIGIN: "1.1.0"}
-    assert origin_version(g, "decode") == "1.1.0"
+    assert origin_version(typed(g), "decode") == "1.1.0"
     g["spec"]["components"][1]["podTemplate"]["metadata"] = {"annotations": {ORIGIN: "0.8.0"}}
-    assert origin_version(g, "decode") == "0.8.0"
-    assert origin_version(g, "prefill") == "1.1.0"
-    assert origin_version(_vllm_graph(), "decode") is None
+    assert origin_version(typed(g), "decode") == "0.8.0"
+    assert origin_version(typed(g), "prefill") == "1.1.0"
+    assert origin_version(typed(_vllm_graph()), "decode") is None
 
 
 def test_origin_version_is_read_but_never_written():
     g = _vllm_graph()
     g["metadata"]["annotations"] = {ORIGIN: "0.9.0"}
     for rendered in [
-        *render_graph(g, env=ENV, lws=True),
-        *render_ds_graph(g, env=ENV),
-        *render_grove_graph(g, env=ENV),
+        *render_graph(typed(g), env=ENV, lws=True),
+        *render_ds_graph(typed(g), env=ENV),
+        *render_grove_graph(typed(g), env=ENV),
     ]:
         assert ORIGIN not in repr(rendered.body), rendered.key
 
@@ -466,8 +467,8 @@ def test_trtllm_pods_mount_the_ssh_keys_before_shared_memory():
         ],
         backendFramework="trtllm",
     )
-    dcd = generate_dcds(g, env=ENV)[0]
-    (source,) = graph_sources(g, [dcd])
+    dcd = generate_dcds(typed(g), env=ENV)[0]
+    (source,) = graph_sources(typed(g), [dcd])
     lwt = leader_worker_set(source, env=ENV).body["spec"]["leaderWorkerTemplate"]
     for template in (lwt["leaderTemplate"], lwt["workerTemplate"]):
         main = _main(template)
@@ -493,9 +494,9 @@ def test_user_env_stays_first_and_added_variables_are_sorted():
 def test_wait_leader_config_map_on_every_pathway_of_a_multinode_graph():
     g = _vllm_graph()
     for objects in (
-        render_graph(g, env=ENV, lws=True),
-        render_ds_graph(g, env=ENV),
-        render_grove_graph(g, env=ENV),
+        render_graph(typed(g), env=ENV, lws=True),
+        render_ds_graph(typed(g), env=ENV),
+        render_grove_graph(typed(g), env=ENV),
     ):
         maps = [o for o in objects if o.kind == "ConfigMap"]
         assert [(m.name, m.manager) for m in maps] == [
@@ -503,7 +504,7 @@ def test_wait_leader_config_map_on_every_pathway_of_a_multinode_graph():
         ]
         assert maps[0].owner.kind == "DynamoGraphDeployment"
     single = graph("s", components=[frontend(), worker("decode", "decode", nodes=1)])
-    assert not [o for o in render_graph(single, env=ENV, lws=True) if o.kind == "ConfigMap"]
+    assert not [o for o in render_graph(typed(single), env=ENV, lws=True) if o.kind == "ConfigMap"]
 
 
 def test_input_graph_is_not_mutated():

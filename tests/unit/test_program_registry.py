@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
 from syncagent.programs import migration
 from syncagent.programs.base import ProgramResult
@@ -20,6 +21,7 @@ from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import DictStore, Store
 from syncagent.render import Environment, Rendered
+from tests.support.graphs import typed
 
 TOY = Kind("toy.example.com/v1", "ToySet", "toysets")
 OPT_IN = "example.com/enable-toy"
@@ -46,9 +48,10 @@ class ToyProgram:
     def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
         return []
 
-    def render(self, graph: Mapping[str, Any], *, env: Environment, caps: Any) -> list[Rendered]:
-        name = graph["metadata"]["name"]
-        return [Rendered("toy", TOY.api_version, TOY.kind, name, "ns", body={})]
+    def render(
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Any
+    ) -> list[Rendered]:
+        return [Rendered("toy", TOY.api_version, TOY.kind, graph.name, "ns", body={})]
 
     def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
         for cache in watch(TOY):
@@ -126,7 +129,7 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
 
 def test_render_program_names_and_offline_render() -> None:
     assert REGISTRY.names[0] == "toy"
-    rendered = REGISTRY.by_name("toy").render(graph(), env=Environment(), caps=CAPS)
+    rendered = REGISTRY.by_name("toy").render(typed(graph()), env=Environment(), caps=CAPS)
     assert [r.kind for r in rendered] == [TOY.kind]
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from syncagent.api import Restart
 from syncagent.programs.restart import plan_restart
 
 COMPONENTS = ["Frontend", "decode", "prefill"]
 
 
-def seq(restart_id: str, order: list[str] | None = None) -> dict:
+def seq(restart_id: str, order: list[str] | None = None) -> Restart:
     strategy: dict = {"type": "Sequential"}
     if order:
         strategy["order"] = order
-    return {"id": restart_id, "strategy": strategy}
+    return Restart.model_validate({"id": restart_id, "strategy": strategy})
 
 
 def never(_: str) -> bool:
@@ -51,7 +52,7 @@ def test_sequential_follows_the_given_order():
 
 
 def test_parallel_restarts_everything_then_completes():
-    spec = {"id": "r1", "strategy": {"type": "Parallel"}}
+    spec = Restart.model_validate({"id": "r1", "strategy": {"type": "Parallel"}})
     plan = plan_restart(spec, None, COMPONENTS, done=lambda c: True)
     assert plan.status == {
         "observedID": "r1",

@@ -13,6 +13,7 @@ from syncagent.render import (
     source_of,
     source_of_object,
 )
+from tests.support.graphs import typed
 
 
 def main(image="img:1", **extra):
@@ -59,7 +60,7 @@ def test_example_1_component_manifests():
         annotations={"nvidia.com/enable-grove": "false"},
         backendFramework="vllm",
     )
-    dcds = by_name(generate_dcds(g))
+    dcds = by_name(generate_dcds(typed(g)))
     assert set(dcds) == {"component-manifests-frontend", "component-manifests-decode"}
     for cname, ctype, replicas, image in (
         ("frontend", "frontend", 1, "reg/fe:1.4"),
@@ -109,7 +110,7 @@ def test_example_2_graph_env_first_component_wins():
         ],
         env=[{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
     )
-    (dcd,) = generate_dcds(g)
+    (dcd,) = generate_dcds(typed(g))
     assert main_env(dcd)[:3] == [
         {"name": "A", "value": "1"},
         {"name": "B", "value": "3"},
@@ -135,7 +136,7 @@ def test_example_3_two_backends_detected():
         ]
     )
     with pytest.raises(RenderError) as err:
-        generate_dcds(g)
+        generate_dcds(typed(g))
     assert err.value.message == (
         "multiple backend frameworks detected for generated DynamoComponentDeployments: "
         "vllm and sglang"
@@ -145,9 +146,9 @@ def test_example_3_two_backends_detected():
 
 def test_backend_detection_single_value_and_none():
     g = graph(components=[component("frontend", "frontend"), worker("w", "dynamo.trtllm")])
-    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(g)} == {"trtllm"}
+    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(typed(g))} == {"trtllm"}
     plain = graph(components=[component("w", "worker")])
-    (dcd,) = generate_dcds(plain)
+    (dcd,) = generate_dcds(typed(plain))
     assert "backendFramework" not in dcd.body["spec"]
 
 
@@ -156,18 +157,20 @@ def test_backend_from_graph_then_live_dcd():
         components=[worker("decode", "dynamo.vllm", "decode"), worker("p", "dynamo.sglang")],
         backendFramework="trtllm",
     )
-    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(g)} == {"trtllm"}
+    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(typed(g))} == {"trtllm"}
     g["spec"].pop("backendFramework")
     live = GraphLive(backend={"decode": "vllm", "p": "vllm"})
     # the live values win over detection, so the conflict is never evaluated
-    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(g, live=live)} == {"vllm"}
+    assert {d.body["spec"]["backendFramework"] for d in generate_dcds(typed(g), live=live)} == {
+        "vllm"
+    }
 
 
 def test_example_4_component_labels_win_over_graph_labels():
     c = component("decode", "decode")
     c["podTemplate"]["metadata"] = {"labels": {"team": "b"}}
     g = graph(components=[c], labels={"team": "a", "tier": "gold"})
-    (dcd,) = generate_dcds(g)
+    (dcd,) = generate_dcds(typed(g))
     assert dcd.body["metadata"]["labels"]["team"] == "b"
     assert dcd.body["metadata"]["labels"]["tier"] == "gold"
     tpl = pod_template(source_of(dcd, graph="x"), role="main", env=Environment())
@@ -190,16 +193,16 @@ def test_example_5_restart_annotates_only_restarting_components():
         restart={"id": "r2"},
     )
     live = GraphLive(restart_at={"frontend": "r1"}, restarting=frozenset({"decode"}))
-    dcds = by_name(generate_dcds(g, live=live))
+    dcds = by_name(generate_dcds(typed(g), live=live))
     assert restart_at(dcds["x-decode"]) == "r2"
     assert restart_at(dcds["x-frontend"]) == "r1"
     # without a live value nothing is written
-    dcds = by_name(generate_dcds(g, live=GraphLive(restarting=frozenset({"decode"}))))
+    dcds = by_name(generate_dcds(typed(g), live=GraphLive(restarting=frozenset({"decode"}))))
     assert restart_at(dcds["x-frontend"]) is None
 
 
 def test_example_6_rendered_name_has_no_hash_suffix():
-    (dcd,) = generate_dcds(graph(components=[component("decode", "decode")]))
+    (dcd,) = generate_dcds(typed(graph(components=[component("decode", "decode")])))
     assert dcd.name == "x-decode"
     # a live worker-hash DCD of the same component maps to the same rendered name
     live = {
@@ -227,7 +230,7 @@ def test_graph_metadata_annotations_copied_into_template_when_absent():
         },
     )
     g["spec"]["annotations"] = {"owner": "team-a"}
-    (dcd,) = generate_dcds(g)
+    (dcd,) = generate_dcds(typed(g))
     annotations = dcd.body["spec"]["podTemplate"]["metadata"]["annotations"]
     assert annotations == {
         "owner": "team-a",
@@ -244,7 +247,7 @@ def test_planner_and_epp_defaults():
     epp = component("epp", "epp", eppConfig={"configMapRef": {"name": "c", "key": "k"}})
     own_sa = component("planner2", "planner")
     own_sa["podTemplate"]["spec"]["serviceAccountName"] = "mine"
-    dcds = by_name(generate_dcds(graph(components=[planner, epp, own_sa])))
+    dcds = by_name(generate_dcds(typed(graph(components=[planner, epp, own_sa]))))
     planner_spec = dcds["x-planner"].body["spec"]["podTemplate"]["spec"]
     assert planner_spec["serviceAccountName"] == "planner-serviceaccount"
     assert dcds["x-planner2"].body["spec"]["podTemplate"]["spec"]["serviceAccountName"] == "mine"
@@ -262,7 +265,7 @@ def test_api_example_4_and_11_uninterpreted_fields_copied_except_provider_overri
     )
     epp = component("epp", "epp", eppConfig={"configMapRef": {"name": "epp-config"}})
     g = graph("u", [fe, epp], priorityClassName="high")
-    dcds = by_name(generate_dcds(g))
+    dcds = by_name(generate_dcds(typed(g)))
     assert dcds["u-frontend"].body["spec"]["frontendSidecar"] == "router"
     assert "providerOverride" not in dcds["u-frontend"].body["spec"]
     assert dcds["u-epp"].body["spec"]["eppConfig"] == {"configMapRef": {"name": "epp-config"}}
@@ -281,9 +284,9 @@ def checkpoint_component(policy=None):
 
 def test_checkpoint_wait_not_ready_forces_zero_replicas():
     g = graph(components=[checkpoint_component("WaitForCheckpoint")])
-    (dcd,) = generate_dcds(g, env=Environment(checkpoint_ready={"ck1": False}))
+    (dcd,) = generate_dcds(typed(g), env=Environment(checkpoint_ready={"ck1": False}))
     assert dcd.body["spec"]["replicas"] == 0
-    (dcd,) = generate_dcds(g, env=Environment(checkpoint_ready={"ck1": True}))
+    (dcd,) = generate_dcds(typed(g), env=Environment(checkpoint_ready={"ck1": True}))
     assert dcd.body["spec"]["replicas"] == 2
     annotations = pod_template(source_of(dcd, graph="x"), role="main", env=Environment())[
         "metadata"
@@ -293,13 +296,13 @@ def test_checkpoint_wait_not_ready_forces_zero_replicas():
 
 
 def test_checkpoint_immediate_default_keeps_replicas():
-    (dcd,) = generate_dcds(graph(components=[checkpoint_component()]))
+    (dcd,) = generate_dcds(typed(graph(components=[checkpoint_component()])))
     assert dcd.body["spec"]["replicas"] == 2
     assert dcd.body["spec"]["experimental"]["checkpoint"]["startupPolicy"] == "Immediate"
 
 
 def test_replicas_unset_stays_unset():
-    (dcd,) = generate_dcds(graph(components=[component("decode", "decode")]))
+    (dcd,) = generate_dcds(typed(graph(components=[component("decode", "decode")])))
     assert "replicas" not in dcd.body["spec"]
 
 
@@ -309,6 +312,6 @@ def test_upstream_bookkeeping_never_written():
         "labels": {"nvidia.com/dynamo-worker-hash": "abc"},
         "annotations": {"nvidia.com/dynamo-operator-origin-version": "1.4.0"},
     }
-    (dcd,) = generate_dcds(graph(components=[c]))
+    (dcd,) = generate_dcds(typed(graph(components=[c])))
     assert "nvidia.com/dynamo-worker-hash" not in repr(dcd.body)
     assert "nvidia.com/dynamo-operator-origin-version" not in repr(dcd.body)

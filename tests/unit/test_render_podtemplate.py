@@ -17,6 +17,7 @@ from syncagent.render import (
     source_of_object,
 )
 from syncagent.render.pullsecrets import image_registry, registry_hosts
+from tests.support.graphs import typed
 
 WORKER_ENV_NAMES = [
     "DYN_COMPONENT",
@@ -195,7 +196,7 @@ def test_example_5_etcd_discovery_from_graph_annotation():
         [{"name": "decode", "type": "decode", "podTemplate": worker_spec()["podTemplate"]}],
         annotations={"nvidia.com/dynamo-discovery-backend": "etcd"},
     )
-    (dcd,) = generate_dcds(g)
+    (dcd,) = generate_dcds(typed(g))
     template = pod_template(source_of(dcd, graph="x"), role="main", env=Environment())
     labels = template["metadata"]["labels"]
     assert "nvidia.com/dynamo-discovery-backend" not in labels
@@ -250,7 +251,7 @@ def test_example_8_live_metadata_ignored_for_graph_controlled_dcd():
         [{"name": "decode", "type": "decode", "podTemplate": worker_spec()["podTemplate"]}]
     )
     g["spec"] |= {"labels": {"tier": "gold"}, "annotations": {"owner": "team-a"}}
-    (dcd,) = generate_dcds(g)
+    (dcd,) = generate_dcds(typed(g))
     live = dcd.create_manifest()
     live["metadata"]["labels"]["team"] = "ops"
     live["metadata"].setdefault("annotations", {})["note"] = "a"

@@ -14,6 +14,7 @@ from syncagent.render import (
     source_of_object,
 )
 from syncagent.render.services import wants_component_service
+from tests.support.graphs import typed
 
 
 def graph(name, components, *, namespace="ns", annotations=None, **spec):
@@ -39,7 +40,7 @@ def comp(name, ctype, **extra):
 
 
 def objects(g, **kw):
-    return {(o.kind, o.name): o for o in render_graph(g, env=Environment(), lws=True, **kw)}
+    return {(o.kind, o.name): o for o in render_graph(typed(g), env=Environment(), lws=True, **kw)}
 
 
 def test_example_1_frontend_service():
@@ -94,7 +95,7 @@ def test_example_3_no_component_service_without_discovery_except_frontend():
     assert ("Service", "x-frontend") in out
     # and no discovery identity either
     assert not [k for k in out if k[0] in ("ServiceAccount", "Role", "RoleBinding")]
-    sources = [source_of(d, graph="x") for d in generate_dcds(g)]
+    sources = [source_of(d, graph="x") for d in generate_dcds(typed(g))]
     assert [wants_component_service(s, Environment()) for s in sources] == [False, True]
 
 
@@ -157,7 +158,7 @@ def test_graph_renders_one_model_service_per_distinct_model():
     )
     services = [
         o
-        for o in render_graph(g, env=Environment(), lws=True)
+        for o in render_graph(typed(g), env=Environment(), lws=True)
         if o.name.startswith("dynamo-model-")
     ]
     assert [s.name for s in services] == [

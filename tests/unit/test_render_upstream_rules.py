@@ -28,6 +28,7 @@ from syncagent.render import (
 )
 from syncagent.render.grove import render_grove_graph
 from syncagent.render.podtemplate import volumes_for_mounts
+from tests.support.graphs import typed
 
 SHM_VOLUME = {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}
 SHM_MOUNT = {"name": "shared-memory", "mountPath": "/dev/shm"}
@@ -138,7 +139,7 @@ def test_planner_service_targets_a_port_its_pods_have():
         "metadata": {"name": "g", "namespace": "ns"},
         "spec": {"components": [component("planner")]},
     }
-    objects = render_graph(graph, env=Environment(), lws=True)
+    objects = render_graph(typed(graph), env=Environment(), lws=True)
     (workload,) = [o for o in objects if o.kind == "Deployment"]
     (service,) = [o for o in objects if o.kind == "Service" and o.name == "g-planner"]
     port_names = {p["name"] for p in main_of(workload.body["spec"]["template"])["ports"]}
@@ -189,7 +190,7 @@ def _alpha_graph(service: dict) -> dict:
 
 def _frontend_pod(service: dict) -> dict:
     graph = _alpha_graph(service)
-    (dcd,) = generate_dcds(graph)
+    (dcd,) = generate_dcds(typed(graph))
     return pod_template(source_of(dcd, graph="test-deployment"), role="main", env=Environment())
 
 
@@ -357,7 +358,7 @@ def _grove_graph() -> dict:
 
 
 def test_grove_multinode_worker_without_args_renders():
-    objects = render_grove_graph(_grove_graph(), env=Environment())
+    objects = render_grove_graph(typed(_grove_graph()), env=Environment())
     services = sorted(o.name for o in objects if o.kind == "Service")
     assert services == ["grove-manifest-decode", "grove-manifest-frontend"]
     (pcs,) = [o for o in objects if o.kind == "PodCliqueSet"]
@@ -372,6 +373,6 @@ def test_grove_multinode_worker_without_args_renders():
 def test_lws_multinode_worker_without_args_still_fails():
     """The LeaderWorkerSet check stays where upstream has it (its DCD controller)."""
     graph = _grove_graph()
-    (_, decode) = generate_dcds(graph)
+    (_, decode) = generate_dcds(typed(graph))
     with pytest.raises(RenderError, match=r"^container Args cannot be empty for LWS pod$"):
         leader_worker_templates(source_of(decode, graph="grove-manifest"), env=Environment())

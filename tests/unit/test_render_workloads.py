@@ -13,6 +13,7 @@ from syncagent.render import (
     render_component,
     source_of_object,
 )
+from tests.support.graphs import typed
 
 
 def dcd(name="lws-manifest", *, annotations=None, graph=None, **spec):
@@ -224,11 +225,15 @@ def test_renderer_parity_graph_component_path_and_direct_path():
         },
     }
     (lws,) = [
-        o for o in render_graph(g, env=Environment(), lws=True) if o.kind == "LeaderWorkerSet"
+        o
+        for o in render_graph(typed(g), env=Environment(), lws=True)
+        if o.kind == "LeaderWorkerSet"
     ]
-    leader, worker = leader_worker_templates(source_for_component(g, "decode"), env=Environment())
+    leader, worker = leader_worker_templates(
+        source_for_component(typed(g), "decode"), env=Environment()
+    )
     assert lws.body["spec"]["leaderWorkerTemplate"]["leaderTemplate"] == leader
     assert lws.body["spec"]["leaderWorkerTemplate"]["workerTemplate"] == worker
     assert leader["metadata"]["labels"]["team"] == "t"
     with pytest.raises(KeyError):
-        source_for_component(g, "nope")
+        source_for_component(typed(g), "nope")

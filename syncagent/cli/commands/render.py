@@ -76,7 +76,10 @@ def render_object(
     try:
         if isinstance(obj, DynamoGraphDeployment):
             chosen = _check_graph(obj, ref=ref, namespace=namespace, caps=caps, program=program)
-            return chosen.render(body, env=env, caps=caps)
+            # The renderers copy each component as parsed: parse the sparse wire form once
+            # more so that copy is the normalised manifest (converted, namespace defaulted).
+            graph = DynamoGraphDeployment.model_validate(body)
+            return chosen.render(graph, env=env, caps=caps)
         problems = validate_component_deployment(obj)
         if problems:
             raise UserError(f"{ref}: {problems_message(problems)}")

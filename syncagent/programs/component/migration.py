@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent.kube import kinds
+from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, pathway_condition
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted, controlled_by, environment
+from syncagent.programs.view import Obj, environment
 from syncagent.render import generate_dcds, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
-from syncagent.ssa import OwnerRef, controller_of, leave, owner_of
+from syncagent.ssa import OwnerRef, leave, owner_of
 
 DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.COMPONENT
@@ -54,7 +54,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     if result.retry or not (leftovers or _graph_holds_services(ctx)):
         return result
     env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
-    dcds = generate_dcds(ctx.graph, env=env)
+    dcds = generate_dcds(ctx.typed, env=env)
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)
     start = len(ctx.writer.events)
@@ -116,10 +116,7 @@ def _graph_holds_services(ctx: GraphContext) -> bool:
     """Whether the graph still controls or co-owns a Service (none do on this pathway once
     the hand-back is complete)."""
     return any(
-        any(
-            r.get("uid") == ctx.uid
-            for r in (svc.get("metadata") or {}).get("ownerReferences") or ()
-        )
+        Body(svc).owned_by(ctx.uid)
         for svc in ctx.store.list("Service", ctx.namespace)
         if not being_deleted(svc)
     )

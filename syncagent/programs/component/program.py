@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
@@ -43,7 +44,7 @@ class ComponentProgram:
         return None
 
     def render(
-        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_graph(graph, env=env, lws=caps.lws)
 

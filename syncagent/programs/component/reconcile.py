@@ -13,18 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api import is_multinode_component
+from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
+from syncagent.programs.checkpoint_gate import read_checkpoints
 from syncagent.programs.context import GraphContext, build_status, failed
 from syncagent.programs.restart import plan_restart
-from syncagent.programs.view import (
-    Obj,
-    being_deleted,
-    checkpoint_readiness,
-    controlled_by,
-    environment,
-)
+from syncagent.programs.view import Obj, environment
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     GraphLive,
@@ -47,14 +43,6 @@ DCD = "DynamoComponentDeployment"
 
 def _components(graph: Obj) -> list[dict[str, Any]]:
     return list((graph.get("spec") or {}).get("components") or [])
-
-
-def _checkpoint_ref(component: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(ref, startupPolicy)`` of an enabled checkpoint, if any."""
-    ck = (component.get("experimental") or {}).get("checkpoint") or {}
-    if ck.get("enabled") and ck.get("checkpointRef"):
-        return str(ck["checkpointRef"]), str(ck.get("startupPolicy") or "Immediate")
-    return None
 
 
 class ComponentReconcile:
@@ -86,32 +74,32 @@ class ComponentReconcile:
             return readiness.dcd_done(by_name.get(rendered_names.get(component, "")))
 
         plan = plan_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.restart,
             ctx.previous.get("restart"),
             names,
             done=done,
         )
-        checkpoints = self._checkpoints(ctx, components)
+        checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
         env = environment(
             ctx.store,
             ctx.namespace,
             discovery_backend=ctx.discovery_backend,
-            checkpoints={ref: ready for ref, (ready, _) in checkpoints.items()},
+            checkpoints=checkpoints.ready,
         )
         graph_live = _graph_live(live, restarting=plan.annotate)
-        dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
+        dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
         await self._apply_identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
         resources = [(n, readiness.dcd_readiness(obj)) for n, obj in latest.items()]
         stale = await self._remove_stale(ctx, live, rendered_names, latest)
-        result = status.result_of(resources, waiting_checkpoints=_waiting(components, checkpoints))
+        result = status.result_of(resources, waiting_checkpoints=checkpoints.waiting())
         built = build_status(
             ctx,
             result,
             components=_component_statuses(ctx, components, latest),
             restart=plan.status,
-            checkpoints=_checkpoint_status(components, checkpoints),
+            checkpoints=checkpoints.status(),
             stale=stale,
         )
         return ProgramResult(built, list(ctx.writer.events))
@@ -119,20 +107,12 @@ class ComponentReconcile:
     def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
         return [d for d in ctx.store.list(DCD, ctx.namespace) if controlled_by(d, ctx.uid)]
 
-    def _checkpoints(
-        self, ctx: GraphContext, components: list[dict[str, Any]]
-    ) -> dict[str, tuple[bool, str]]:
-        """checkpointRef -> (ready, policy of the first component naming it)."""
-        refs = {r[0]: r[1] for c in components if (r := _checkpoint_ref(c))}
-        ready = checkpoint_readiness(ctx.store, ctx.namespace, sorted(refs))
-        return {ref: (ready[ref], policy) for ref, policy in refs.items()}
-
     async def _apply_identity(self, ctx: GraphContext, dcds: list[Rendered], env: Any) -> None:
         if not any(discovery_on(source_of(d, graph=ctx.name), env) for d in dcds):
             return
         owner = owner_of(ctx.graph)
         for obj in discovery_identity(
-            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
         ):
             current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
             if being_deleted(current):
@@ -181,9 +161,7 @@ def _graph_live(live: list[Obj], *, restarting: frozenset[str]) -> GraphLive:
         component = spec.get("name") or Body(dcd).meta.name
         if spec.get("backendFramework"):
             backend[component] = spec["backendFramework"]
-        annotations = ((spec.get("podTemplate") or {}).get("metadata") or {}).get(
-            "annotations"
-        ) or {}
+        annotations = Body(spec.get("podTemplate")).meta.annotations
         if L.RESTART_AT in annotations:
             restart_at[component] = annotations[L.RESTART_AT]
     return GraphLive(backend=backend, restart_at=restart_at, restarting=restarting)
@@ -197,7 +175,7 @@ def _component_statuses(
     for component in components:
         name = str(component["name"])
         dcd = latest.get(dcd_name(ctx.name, name))
-        reported = ((dcd or {}).get("status") or {}).get("component")
+        reported = Body(dcd).status.get("component")
         if reported:
             out[name] = dict(reported)
             continue
@@ -214,29 +192,4 @@ def _component_statuses(
             "replicas": 0,
             "updatedReplicas": 0,
         }
-    return out
-
-
-def _checkpoint_status(
-    components: list[dict[str, Any]], checkpoints: Mapping[str, tuple[bool, str]]
-) -> dict[str, dict[str, Any]]:
-    out = {}
-    for component in components:
-        ref = _checkpoint_ref(component)
-        if ref:
-            out[str(component["name"])] = {
-                "checkpointName": ref[0],
-                "ready": checkpoints[ref[0]][0],
-            }
-    return out
-
-
-def _waiting(
-    components: list[dict[str, Any]], checkpoints: Mapping[str, tuple[bool, str]]
-) -> list[tuple[str, str]]:
-    out = []
-    for component in components:
-        ref = _checkpoint_ref(component)
-        if ref and ref[1] == "WaitForCheckpoint" and not checkpoints[ref[0]][0]:
-            out.append((str(component["name"]), ref[0]))
     return out

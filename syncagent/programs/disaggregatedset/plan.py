@@ -131,7 +131,7 @@ def _restart(
         for c in selected
     ]
 
-    restart_id = str(((ctx.graph.get("spec") or {}).get("restart") or {}).get("id") or "")
+    restart_id = ctx.restart.id if ctx.restart is not None else ""
 
     def done(component: str) -> bool:
         if component in selected_names:
@@ -145,7 +145,7 @@ def _restart(
 
     def restart_plan(*, ds_done: bool) -> RestartPlan:
         return plan_ds_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.restart,
             ctx.previous.get("restart"),
             [str(c["name"]) for c in components],
             selected=selected_names,
@@ -184,8 +184,8 @@ def stub(name: str, namespace: str) -> Rendered:
 
 
 def live_f(ds: Obj | None) -> str:
-    for role in ((ds or {}).get("spec") or {}).get("roles") or ():
-        value = ((role.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_HASH)
+    for role in Body(ds).spec.get("roles") or ():
+        value = Body(role).meta.annotations.get(TEMPLATE_HASH)
         if value:
             return str(value)
     return ""
@@ -194,8 +194,7 @@ def live_f(ds: Obj | None) -> str:
 def dcd_restart_values(dcds: list[Obj]) -> dict[str, str]:
     out = {}
     for dcd in dcds:
-        template = (dcd.get("spec") or {}).get("podTemplate") or {}
-        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        annotations = Body(Body(dcd).spec.get("podTemplate")).meta.annotations
         if L.RESTART_AT in annotations:
             out[spec_name(dcd)] = str(annotations[L.RESTART_AT])
     return out

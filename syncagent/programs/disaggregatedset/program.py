@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs import routing
 from syncagent.programs.capabilities import DISAGGREGATED_SET, Capabilities
@@ -53,7 +54,7 @@ class DisaggregatedSetProgram:
         return [str(c["name"]) for c in components if str(c["name"]) not in selected]
 
     def render(
-        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_ds_graph(graph, env=env)
 

@@ -18,6 +18,8 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import is_multinode_component
+from syncagent.kube import being_deleted
+from syncagent.kube.objects import Body
 from syncagent.programs import (
     ds_readiness,
     readiness,
@@ -39,7 +41,7 @@ from syncagent.programs.disaggregatedset.plan import (
 )
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted
+from syncagent.programs.view import Obj
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     RenderError,
@@ -136,7 +138,7 @@ class DsReconcile:
 
     async def _apply_ds(self, ctx: GraphContext, plan: Plan) -> tuple[Obj | None, str, bool]:
         out = render_disaggregated_set(
-            ctx.graph, env=plan.env, live=plan.graph_live, gated=plan.gated
+            ctx.typed, env=plan.env, live=plan.graph_live, gated=plan.gated
         )
         if being_deleted(plan.ds):
             return plan.ds, live_f(plan.ds), False
@@ -166,12 +168,12 @@ class DsReconcile:
     # -- the other components -----------------------------------------------------------------
 
     async def _apply_identity(self, ctx: GraphContext, plan: Plan) -> None:
-        plan.dcds = generate_dcds(ctx.graph, live=plan.graph_live, env=plan.env)
+        plan.dcds = generate_dcds(ctx.typed, live=plan.graph_live, env=plan.env)
         if not any(discovery_on(source_of(d, graph=ctx.name), plan.env) for d in plan.dcds):
             return
         owner = owner_of(ctx.graph)
         for obj in discovery_identity(
-            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
         ):
             current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
             if not being_deleted(current):
@@ -220,7 +222,7 @@ class DsReconcile:
                 (o for n, o in latest.items() if o and spec_name(o) == name),
                 None,
             )
-            reported = ((dcd or {}).get("status") or {}).get("component")
+            reported = Body(dcd).status.get("component")
             out[name] = dict(reported) if reported else _zero_status(ctx, component, runtime)
         return out
 

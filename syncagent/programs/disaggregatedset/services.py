@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from syncagent.kube import kinds
+from syncagent.kube import being_deleted, kinds
 from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset.plan import (
@@ -17,7 +17,7 @@ from syncagent.programs.disaggregatedset.plan import (
     uid_of,
 )
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted
+from syncagent.programs.view import Obj
 from syncagent.render import (
     Rendered,
     component_service,
@@ -57,7 +57,7 @@ async def services(
             rendered = component_service(
                 source,
                 workload=leader_worker_set(source, env=plan.env),
-                owner=graph_owner(ctx.graph),
+                owner=graph_owner(ctx.typed),
             )
             role = plan.roles[component]
             target = service_selector(ds_name(ctx.name), role, revisions.get(role))
@@ -74,7 +74,7 @@ async def services(
             owned = owned and service_cutover.graph_controls(svc, graph)
         if source.model and source.model not in models:
             models[source.model] = model_service(
-                source.model, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+                source.model, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
             )
     for rendered in models.values():
         await service_cutover.ensure_model_service(

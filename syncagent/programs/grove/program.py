@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from syncagent.api import DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import GROVE as GROVE_CAPABILITY
 from syncagent.programs.capabilities import Capabilities
@@ -58,7 +59,7 @@ class GroveProgram:
         return []
 
     def render(
-        self, graph: Mapping[str, Any], *, env: Environment, caps: Capabilities
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_grove_graph(graph, env=env)
 

@@ -30,12 +30,12 @@ def pcs_readiness(pcs: Obj | None, children: Sequence[tuple[GroveChild, Obj | No
     """Observed, available == updated == replicas, update ended, every child ready."""
     if pcs is None or Body(pcs).being_deleted:
         return Readiness(False, "not found")
-    status = pcs.get("status") or {}
+    status = Body(pcs).status
     generation = Body(pcs).meta.generation
     reasons = []
     if status.get("observedGeneration") is None or _int(status["observedGeneration"]) != generation:
         reasons.append(f"status has not observed generation {generation}")
-    replicas = _int((pcs.get("spec") or {}).get("replicas"))
+    replicas = _int(Body(pcs).spec.get("replicas"))
     available, updated = _int(status.get("availableReplicas")), _int(status.get("updatedReplicas"))
     if not available == updated == replicas:
         reasons.append(
@@ -56,7 +56,7 @@ def pcs_readiness(pcs: Obj | None, children: Sequence[tuple[GroveChild, Obj | No
 def child_reason(child: GroveChild, obj: Obj | None) -> str:
     if obj is None or Body(obj).being_deleted:
         return f"{child.kind} {child.name} not found"
-    status = obj.get("status") or {}
+    status = Body(obj).status
     field = "readyReplicas" if child.kind == "PodClique" else "availableReplicas"
     have = _int(status.get(field))
     if have < child.desired:
@@ -67,7 +67,7 @@ def child_reason(child: GroveChild, obj: Obj | None) -> str:
 def component_status(
     child: GroveChild, obj: Obj | None, *, runtime_namespace: str
 ) -> dict[str, Any]:
-    status = (obj or {}).get("status") or {}
+    status = Body(obj).status
     out: dict[str, Any] = {
         "componentKind": child.kind,
         "componentNames": [child.name],

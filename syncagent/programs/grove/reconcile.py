@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api import is_multinode_component
-from syncagent.kube import kinds
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
@@ -23,7 +23,7 @@ from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Obj, being_deleted, environment
+from syncagent.programs.view import Obj, environment
 from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
@@ -95,14 +95,14 @@ class GroveReconcile:
             return pcs_readiness(live_pcs, children).ready
 
         restart = plan_restart(
-            (ctx.graph.get("spec") or {}).get("restart"),
+            ctx.restart,
             ctx.previous.get("restart"),
             [str(c["name"]) for c in components],
             done=done,
         )
         graph_live = GraphLive(restart_at=_restart_values(live_pcs), restarting=restart.annotate)
         rendered = render_pod_clique_set(
-            ctx.graph, env=env, live=graph_live, live_replicas=live_template_replicas(live_pcs)
+            ctx.typed, env=env, live=graph_live, live_replicas=live_template_replicas(live_pcs)
         )
         refusal = clique_set_change(rendered, live_pcs)
         if refusal:
@@ -112,7 +112,7 @@ class GroveReconcile:
         for child, obj in children:
             if scale.needs_scale(obj, child.desired):
                 await scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
-        dcds = generate_dcds(ctx.graph, live=graph_live, env=env)
+        dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
         ready_state = pcs_readiness(pcs, children)
@@ -145,7 +145,7 @@ class GroveReconcile:
     def _children(
         self, ctx: GraphContext, components: list[Mapping[str, Any]], pcs: str, env: Environment
     ) -> list[tuple[GroveChild, Obj | None]]:
-        sources = {d.body["spec"]["name"]: d for d in generate_dcds(ctx.graph, env=env)}
+        sources = {d.body["spec"]["name"]: d for d in generate_dcds(ctx.typed, env=env)}
         out = []
         for component in components:
             spec = sources[component["name"]].body["spec"]
@@ -162,7 +162,7 @@ class GroveReconcile:
             return
         owner = owner_of(ctx.graph)
         for obj in discovery_identity(
-            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+            ctx.name, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
         ):
             current = ctx.store.get(obj.kind, ctx.namespace, obj.name)
             if not being_deleted(current):
@@ -182,7 +182,7 @@ class GroveReconcile:
                 rendered = component_service(
                     source,
                     workload=service_workload(source, env=env),
-                    owner=graph_owner(ctx.graph),
+                    owner=graph_owner(ctx.typed),
                 )
                 await service_cutover.ensure_component_service(
                     ctx.writer,
@@ -195,7 +195,7 @@ class GroveReconcile:
                 )
             if source.model and source.model not in models:
                 models[source.model] = model_service(
-                    source.model, namespace=ctx.namespace, owner=graph_owner(ctx.graph)
+                    source.model, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
                 )
         for rendered in models.values():
             await service_cutover.ensure_model_service(
