@@ -48,6 +48,10 @@ def builtin(api_version: str, kind: str) -> ResourceInfo | None:
         res = resource_registry.load(api_version, kind)
     except (LoadResourceError, ImportError, ValueError):
         return None
+    # The registry also holds generic resources registered in this process (for a CRD); those
+    # are discovered like any custom kind, so a removed CRD is noticed.
+    if res is None or not res.__module__.startswith("lightkube.resources."):
+        return None
     api = lk_resource.api_info(res)
     return ResourceInfo(
         group=api.resource.group,

@@ -13,11 +13,13 @@ from __future__ import annotations
 import httpx2
 import orjson
 import pytest
+from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.kube.objects import ObjectRef
 from syncagent.ssa import ApplyOptions, Engine, NotFoundError, NotServedError
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.errors import resource_not_served
+from syncagent.ssa.resources import builtin
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +143,11 @@ async def test_the_engine_tells_of_an_apply_whose_kind_is_not_served():
         await engine.list("disaggregatedset.x-k8s.io/v1", "DisaggregatedSetRoleScaler", "ns") == []
     )
     assert told == ["DisaggregatedSetRoleScaler/ns/g"]  # a list of a kind not served asks nothing
+
+
+def test_a_kind_registered_in_process_is_still_looked_up_on_the_server():
+    # A generic resource registered for a CRD (as the Helm tests do) must not pass for a
+    # built-in model: the kind would never be discovered again after its CRD went away.
+    create_namespaced_resource(GV.split("/")[2], "v1", "DisaggregatedSet", "disaggregatedsets")
+    assert builtin(DS.api_version, DS.kind) is None
+    assert builtin("apps/v1", "Deployment") is not None
