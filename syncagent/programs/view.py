@@ -28,7 +28,10 @@ class Store(Protocol):
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
 
-    def list(self, kind: str, namespace: str) -> list[Obj]: ...
+    def list(self, kind: str, namespace: str, *, owner: str | None = None) -> list[Obj]:
+        """Objects of ``kind`` in ``namespace``; with ``owner`` (a UID) only those whose
+        ownerReferences name it (a watch cache answers that from an index)."""
+        ...
 
 
 class DictStore:
@@ -44,8 +47,12 @@ class DictStore:
                 return obj
         return None
 
-    def list(self, kind: str, namespace: str) -> list[Obj]:
-        return [o for o in self.objects.get(kind, ()) if Body(o).meta.namespace == namespace]
+    def list(self, kind: str, namespace: str, *, owner: str | None = None) -> list[Obj]:
+        return [
+            o
+            for o in self.objects.get(kind, ())
+            if Body(o).meta.namespace == namespace and (owner is None or Body(o).owned_by(owner))
+        ]
 
 
 def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
@@ -119,9 +126,9 @@ class CacheStore:
                 return obj
         return None
 
-    def list(self, kind: str, namespace: str) -> list[Obj]:
+    def list(self, kind: str, namespace: str, *, owner: str | None = None) -> list[Obj]:
         seen: dict[str, Obj] = {}
         for cache in self._caches.get(kind, ()):
-            for obj in cache.list(namespace):
+            for obj in cache.list(namespace, owner=owner):
                 seen.setdefault(Body(obj).meta.name, obj)
         return list(seen.values())

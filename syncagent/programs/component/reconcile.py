@@ -117,7 +117,11 @@ class ComponentReconcile:
         return ProgramResult(built, list(ctx.writer.events))
 
     def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
-        return [d for d in ctx.store.list(DCD, ctx.namespace) if controlled_by(d, ctx.uid)]
+        return [
+            d
+            for d in ctx.store.list(DCD, ctx.namespace, owner=ctx.uid)
+            if controlled_by(d, ctx.uid)
+        ]
 
     def _checkpoints(
         self, ctx: GraphContext, components: list[dict[str, Any]]
