@@ -4,7 +4,7 @@ A watch (``watch.py``) feeds it; reconcilers read it. Handlers turn changes into
 with a key function (:func:`self_key`, :func:`controller_owner_key`, :func:`label_key`), from
 both the old and the new object, so a change of owner re-queues both owners.
 
-Objects are stored as compact JSON decoded on every read (``compact.py``), or as
+Objects are stored as deflated JSON decoded on every read (``compact.py``), or as
 ``transform(raw)`` when a cache needs only a smaller shape (a digest, a few fields). Key
 functions see what readers see.
 """
@@ -128,7 +128,7 @@ def identity(raw: Obj) -> Any:
 class Cache(Generic[T]):
     """Objects of one watched kind by (namespace, name).
 
-    By default objects are held as compact JSON (``compact.py``) and every read returns a fresh
+    By default objects are held as deflated JSON (``compact.py``) and every read returns a fresh
     decoded dict; with a ``transform`` the cache holds ``transform(raw)`` as it is. Handlers see
     the same shape as readers.
     """
@@ -137,7 +137,7 @@ class Cache(Generic[T]):
         self.resource = resource
         self.transform = transform
         self._codec: compact.Codec[Any] = (
-            compact.COMPACT if transform is identity else compact.transformed(transform)
+            compact.Compact() if transform is identity else compact.transformed(transform)
         )
         self._objects: compact.Objects[Any] = compact.Objects()
         self._handlers: list[Handler[T]] = []
@@ -188,7 +188,7 @@ class Cache(Generic[T]):
         ident = (m.get("namespace") or "", m["name"])
         stored = self._codec.store(raw)
         old = self._objects.put(ident, stored, raw)
-        new = raw if self._codec is compact.COMPACT else stored
+        new = raw if isinstance(self._codec, compact.Compact) else stored
         kind = ChangeType.ADDED if old is None else ChangeType.MODIFIED
         self._notify(Change(kind, ident[0], ident[1], self._old(old), new))
 

@@ -1,6 +1,6 @@
 """The watch cache's compact view answers what a reconcile asks, against a real API server.
 
-The cache keeps objects as compact JSON with an owner index (runtime/compact.py). Held against
+The cache keeps objects as deflated JSON with an owner index (runtime/compact.py). Held against
 the API server's own answers: a cached object equals the server's GET of it, managedFields
 included (what convergence, the certain-write rule and adoption read); listing one owner's
 children from the index gives exactly the objects whose ownerReferences the server stored with
