@@ -120,7 +120,7 @@ def _graph_holds_services(ctx: GraphContext) -> bool:
             r.get("uid") == ctx.uid
             for r in (svc.get("metadata") or {}).get("ownerReferences") or ()
         )
-        for svc in ctx.store.list("Service", ctx.namespace)
+        for svc in ctx.store.list("Service", ctx.namespace, owner=ctx.uid)
         if not being_deleted(svc)
     )
 
