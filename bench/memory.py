@@ -79,7 +79,8 @@ def main() -> int:
         config = KubeConfig.from_file(str(plane.kubeconfig))
         kube = Kube(Client(config=config, field_manager="bench", timeout=httpx2.Timeout(300.0)))
         floor.create_graphs(kube, "agent", args.graphs)
-        kw = {"launcher": launcher} if launcher else {}
+        # Under tracemalloc the agent starts slowly on a loaded machine.
+        kw = {"launcher": launcher, "start_deadline": 600.0} if launcher else {}
         flags = ("--concurrency", str(args.concurrency), "--resync-period", "3600s")
         agent = Agent(plane.kubeconfig, *flags, namespace="agent", **kw)
         try:
