@@ -76,7 +76,7 @@ def setup(
         for ns in namespaces:
             target = WatchTarget(kind.group, kind.version, kind.plural, namespace=ns, **selectors)
             cache = manager.watches.add(target)
-            store.add(kind.kind, cache)
+            store.add(kind.kind, cache, selector=selectors.get("label_selector"))
             caches.append(cache)
         return caches
 

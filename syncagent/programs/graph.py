@@ -44,7 +44,7 @@ def graph_context(
         owned = [
             kind
             for kind in programs.owned_kinds()
-            if any(controlled_by(o, uid) for o in store.list(kind.kind, ns))
+            if any(controlled_by(o, uid) for o in store.list(kind.kind, ns, owner=uid))
         ]
         recorded = programs.recorded_from_children(annotations, owned)
     selection = programs.select(Route(annotations, components, caps, recorded))

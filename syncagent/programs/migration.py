@@ -31,7 +31,7 @@ def _name(obj: Obj) -> str:
 
 
 def owned(store: Store, kind: str, namespace: str, uid: str) -> list[Obj]:
-    return [o for o in store.list(kind, namespace) if controlled_by(o, uid)]
+    return [o for o in store.list(kind, namespace, owner=uid) if controlled_by(o, uid)]
 
 
 def other_pathways(ctx: GraphContext, pathway: str) -> list[Obj]:
@@ -67,7 +67,7 @@ async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) 
     gone = await writer.delete(obj, event=False, foreground=kind == DCD)
     if kind == DCD:
         for workload_kind in WORKLOAD_KINDS:
-            for child in store.list(workload_kind, meta.namespace):
+            for child in store.list(workload_kind, meta.namespace, owner=meta.uid):
                 if controlled_by(child, meta.uid) and not being_deleted(child):
                     await writer.delete(child, event=False)
     if gone:

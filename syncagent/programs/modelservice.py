@@ -122,7 +122,7 @@ async def leave_others(
     writer: Writer, store: Store, *, namespace: str, owner: OwnerRef, keep: str | None
 ) -> None:
     """Leave every model Service this owner co-owns except ``keep`` (its current one)."""
-    for svc in store.list("Service", namespace):
+    for svc in store.list("Service", namespace, owner=owner.uid):
         view = Body(svc)
         if view.meta.name == keep or not _is_model_service(view.meta):
             continue

@@ -51,6 +51,6 @@ async def delete_component(writer: Writer, store: Store, dcd: Mapping[str, Any])
     # The DCD first, marked deleted (foreground): see migration.delete_stale.
     await writer.delete(dcd, foreground=True)
     for kind in WORKLOAD_KINDS:
-        for obj in store.list(kind, namespace):
+        for obj in store.list(kind, namespace, owner=uid):
             if controlled_by(obj, uid) and not being_deleted(obj):
                 await writer.delete(obj, event=False)

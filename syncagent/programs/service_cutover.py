@@ -171,14 +171,14 @@ async def delete_stale_services(
     keep_models: Collection[str],
 ) -> None:
     """Component Services the graph controls and no longer wants; model Services it left."""
-    for svc in store.list("Service", namespace):
+    for svc in store.list("Service", namespace, owner=graph.uid):
         if being_deleted(svc) or Body(svc).meta.name in keep:
             continue
         if _is_model_service(svc):
             continue
         if controlled_by(svc, graph.uid):
             await writer.delete(svc)
-    for svc in store.list("Service", namespace):
+    for svc in store.list("Service", namespace, owner=graph.uid):
         if Body(svc).meta.name in keep_models or being_deleted(svc):
             continue
         if not _is_model_service(svc):

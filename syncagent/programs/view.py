@@ -30,7 +30,25 @@ class Store(Protocol):
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
 
-    def list(self, kind: str, namespace: str) -> list[Obj]: ...
+    def list(
+        self, kind: str, namespace: str, *, owner: str | None = None, selector: str | None = None
+    ) -> list[Obj]:
+        """Objects of ``kind`` in ``namespace``; with ``owner`` (a UID) only those whose
+        ownerReferences name it (a watch cache answers that from an index); with ``selector``
+        (``k=v[,k=v...]``) only those carrying those labels (answered by the watch made with
+        that selector, when there is one)."""
+        ...
+
+
+def matches(obj: Mapping[str, Any], selector: str | None) -> bool:
+    """Whether ``obj`` carries every label of an equality ``selector`` (``k=v[,k=v...]``)."""
+    if not selector:
+        return True
+    labels = Body(obj).meta.labels
+    pairs = [term.split("=", 1) for term in selector.split(",")]
+    if any(len(p) != 2 or not p[0] for p in pairs):
+        raise ValueError(f"{selector!r}: only equality selectors (k=v,...) are supported here")
+    return all(labels.get(k.strip()) == v.strip() for k, v in pairs)
 
 
 class DictStore:
@@ -46,8 +64,16 @@ class DictStore:
                 return obj
         return None
 
-    def list(self, kind: str, namespace: str) -> list[Obj]:
-        return [o for o in self.objects.get(kind, ()) if Body(o).meta.namespace == namespace]
+    def list(
+        self, kind: str, namespace: str, *, owner: str | None = None, selector: str | None = None
+    ) -> list[Obj]:
+        return [
+            o
+            for o in self.objects.get(kind, ())
+            if Body(o).meta.namespace == namespace
+            and (owner is None or Body(o).owned_by(owner))
+            and matches(o, selector)
+        ]
 
 
 def pull_secret(secret: Mapping[str, Any]) -> PullSecret | None:
@@ -72,8 +98,7 @@ def environment(
     secrets = [pull_secret(s) for s in store.list("Secret", namespace)]
     accounts = sorted(
         Body(a).meta.name
-        for a in store.list("ServiceAccount", namespace)
-        if Body(a).meta.labels.get(COMPONENT_POD_LABEL) == "true"
+        for a in store.list("ServiceAccount", namespace, selector=f"{COMPONENT_POD_LABEL}=true")
     )
     return Environment(
         discovery_backend=discovery_backend,
@@ -95,14 +120,20 @@ class CacheStore:
     """A :class:`Store` over watch caches (anything with ``get(ns, name)`` and ``list(ns)``).
 
     One kind may have several caches (Services of components and model Services are watched
-    with different label selectors); the first that holds an object answers.
+    with different label selectors); the first that holds an object answers. A list by a
+    selector some cache of the kind was watched with reads that cache only: every object
+    carrying those labels is in it.
     """
 
     def __init__(self) -> None:
         self._caches: dict[str, list[Any]] = {}
+        self._selected: dict[tuple[str, str], list[Any]] = {}
 
-    def add(self, kind: str, cache: Any) -> None:
+    def add(self, kind: str, cache: Any, *, selector: str | None = None) -> None:
+        """Register ``cache`` for ``kind``; ``selector``: the label selector it watches with."""
         self._caches.setdefault(kind, []).append(cache)
+        if selector:
+            self._selected.setdefault((kind, selector), []).append(cache)
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         for cache in self._caches.get(kind, ()):
@@ -111,9 +142,13 @@ class CacheStore:
                 return obj
         return None
 
-    def list(self, kind: str, namespace: str) -> list[Obj]:
+    def list(
+        self, kind: str, namespace: str, *, owner: str | None = None, selector: str | None = None
+    ) -> list[Obj]:
+        caches = self._selected.get((kind, selector or ""), self._caches.get(kind, ()))
         seen: dict[str, Obj] = {}
-        for cache in self._caches.get(kind, ()):
-            for obj in cache.list(namespace):
-                seen.setdefault(Body(obj).meta.name, obj)
+        for cache in caches:
+            for obj in cache.list(namespace, owner=owner):
+                if matches(obj, selector):
+                    seen.setdefault(Body(obj).meta.name, obj)
         return list(seen.values())

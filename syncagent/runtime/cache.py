@@ -4,8 +4,9 @@ A watch (``watch.py``) feeds it; reconcilers read it. Handlers turn changes into
 with a key function (:func:`self_key`, :func:`controller_owner_key`, :func:`label_key`), from
 both the old and the new object, so a change of owner re-queues both owners.
 
-Objects are stored as ``transform(raw)``: the raw JSON dict by default, or whatever smaller
-shape a reconcile needs (a digest, a few fields). Key functions see the stored shape.
+Objects are stored as deflated JSON decoded on every read (``compact.py``), or as
+``transform(raw)`` when a cache needs only a smaller shape (a digest, a few fields). Key
+functions see what readers see.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio
+
+from syncagent.runtime import compact
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +126,20 @@ def identity(raw: Obj) -> Any:
 
 
 class Cache(Generic[T]):
-    """Objects of one watched kind by (namespace, name)."""
+    """Objects of one watched kind by (namespace, name).
+
+    By default objects are held as deflated JSON (``compact.py``) and every read returns a fresh
+    decoded dict; with a ``transform`` the cache holds ``transform(raw)`` as it is. Handlers see
+    the same shape as readers.
+    """
 
     def __init__(self, resource: str, *, transform: Callable[[Obj], T] = identity) -> None:
         self.resource = resource
         self.transform = transform
-        self._objects: dict[tuple[str, str], T] = {}
+        self._codec: compact.Codec[Any] = (
+            compact.Compact() if transform is identity else compact.transformed(transform)
+        )
+        self._objects: compact.Objects[Any] = compact.Objects()
         self._handlers: list[Handler[T]] = []
         self._synced = False
         self._synced_event: anyio.Event | None = None
@@ -136,21 +147,26 @@ class Cache(Generic[T]):
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, namespace: str | None, name: str) -> T | None:
-        return self._objects.get((namespace or "", name))
+        stored = self._objects.get((namespace or "", name))
+        return None if stored is None else self._load(stored)
 
-    def list(self, namespace: str | None = None) -> list[T]:
-        if namespace is None:
-            return list(self._objects.values())
-        return [obj for (ns, _), obj in self._objects.items() if ns == namespace]
+    def list(self, namespace: str | None = None, *, owner: str | None = None) -> list[T]:
+        """Objects of ``namespace`` (None: all); with ``owner`` (a UID) only those whose
+        ownerReferences name it, found through an index rather than by reading them all."""
+        return [self._load(s) for s in self._objects.select(namespace, owner=owner)]
 
     def keys(self) -> list[str]:
-        return [object_key(ns, name) for ns, name in self._objects]
+        return [object_key(ns, name) for ns, name in self._objects.idents()]
 
     def __len__(self) -> int:
         return len(self._objects)
 
     def __iter__(self) -> Iterator[T]:
-        return iter(list(self._objects.values()))
+        return iter(self.list())
+
+    def _load(self, stored: Any) -> T:
+        out: T = self._codec.load(stored)
+        return out
 
     @property
     def synced(self) -> bool:
@@ -170,37 +186,41 @@ class Cache(Generic[T]):
     def upsert(self, raw: Obj) -> None:
         m = meta(raw)
         ident = (m.get("namespace") or "", m["name"])
-        new = self.transform(raw)
-        old = self._objects.get(ident)
-        self._objects[ident] = new
+        stored = self._codec.store(raw)
+        old = self._objects.put(ident, stored, raw)
+        new = raw if isinstance(self._codec, compact.Compact) else stored
         kind = ChangeType.ADDED if old is None else ChangeType.MODIFIED
-        self._notify(Change(kind, ident[0], ident[1], old, new))
+        self._notify(Change(kind, ident[0], ident[1], self._old(old), new))
 
     def delete(self, raw: Obj) -> None:
         m = meta(raw)
         ident = (m.get("namespace") or "", m["name"])
-        old = self._objects.pop(ident, None)
+        old = self._objects.pop(ident)
         # A DELETED event for an object we never saw still carries its last state.
-        self._notify(Change(ChangeType.DELETED, ident[0], ident[1], old, None))
+        self._notify(Change(ChangeType.DELETED, ident[0], ident[1], self._old(old), None))
+
+    def _old(self, stored: Any) -> T | None:
+        return None if stored is None else self._load(stored)
+
+    def relist(self) -> Relist[T]:
+        """Store a full list page by page (``Relist.add``), then ``Relist.finish``."""
+        return Relist(self)
 
     def replace(self, items: Iterable[Obj], resource_version: str) -> None:
         """Store a full list: add or update every item, delete what the list no longer has."""
-        seen: set[tuple[str, str]] = set()
+        relist = self.relist()
         for raw in items:
-            m = meta(raw)
-            seen.add((m.get("namespace") or "", m["name"]))
-            self.upsert(raw)
-        for ident in [i for i in self._objects if i not in seen]:
+            relist.add(raw)
+        relist.finish(resource_version)
+
+    def _drop_unseen(self, seen: set[tuple[str, str]]) -> None:
+        for ident in [i for i in self._objects.idents() if i not in seen]:
             old = self._objects.pop(ident)
-            self._notify(Change(ChangeType.DELETED, ident[0], ident[1], old, None))
-        self.resource_version = resource_version
-        self._mark_synced()
+            self._notify(Change(ChangeType.DELETED, ident[0], ident[1], self._old(old), None))
 
     def clear(self) -> None:
         """Forget everything (the API stopped being served): each object is reported deleted."""
-        for ident, old in list(self._objects.items()):
-            del self._objects[ident]
-            self._notify(Change(ChangeType.DELETED, ident[0], ident[1], old, None))
+        self._drop_unseen(set())
         self._synced = False
         self.resource_version = ""
 
@@ -222,3 +242,26 @@ class Cache(Generic[T]):
                         "object": f"{change.namespace}/{change.name}",
                     },
                 )
+
+
+class Relist(Generic[T]):
+    """One full list being stored: each item as it arrives, so a list of thousands of objects
+    is never held decoded at once; ``finish`` deletes what the list did not have."""
+
+    def __init__(self, cache: Cache[T]) -> None:
+        self._cache = cache
+        self._seen: set[tuple[str, str]] = set()
+
+    def add(self, raw: Obj) -> None:
+        m = meta(raw)
+        self._seen.add((m.get("namespace") or "", m["name"]))
+        self._cache.upsert(raw)
+
+    def restart(self) -> None:
+        """The list starts over (its continue token expired): forget what it saw."""
+        self._seen.clear()
+
+    def finish(self, resource_version: str) -> None:
+        self._cache._drop_unseen(self._seen)
+        self._cache.resource_version = resource_version
+        self._cache._mark_synced()

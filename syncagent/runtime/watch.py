@@ -221,7 +221,9 @@ class Informer(Generic[T]):
         return params
 
     async def _list(self) -> None:
-        items: list[Obj] = []
+        # Each page goes into the cache as it arrives: a relist of thousands of objects never
+        # holds them all decoded at once (the cache keeps them compact).
+        relist = self.cache.relist()
         params = {**self._params(), "limit": str(LIST_PAGE_SIZE)}
         while True:
             try:
@@ -230,21 +232,23 @@ class Informer(Generic[T]):
                 if err.status.code == 410 and "continue" in params:
                     # The continue token expired mid-list: start the list again.
                     params.pop("continue")
-                    items.clear()
+                    relist.restart()
                     continue
                 raise
             kind = (page.get("kind") or "").removesuffix("List")
-            for item in page.get("items") or ():
+            items = page.get("items") or ()
+            for item in items:
                 # List items of built-in kinds come without kind/apiVersion; watch events have them.
                 item.setdefault("kind", kind)
                 item.setdefault("apiVersion", page.get("apiVersion"))
-                items.append(item)
+                relist.add(item)
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 break
             params["continue"] = token
+            del page, items
         rv = (page.get("metadata") or {}).get("resourceVersion", "")
-        self.cache.replace(items, rv)
+        relist.finish(rv)
         self._rv = rv
         self._metrics.watch_relists.inc(resource=self._label)
         self._metrics.cache_objects.set(len(self.cache), resource=self._label)

@@ -93,14 +93,15 @@ class Agent:
         leader_elect: bool = False,
         on_start: Callable[[Agent], None] | None = None,
         start_deadline: float = 30.0,
+        launcher: tuple[str, ...] = ("-m", "syncagent.cli.main"),
     ) -> None:
         """``on_start`` runs once the process exists, before the agent serves /metrics (a
-        fault proxy that kills the agent may need it that early)."""
+        fault proxy that kills the agent may need it that early). ``launcher``: what the
+        interpreter runs (a bench wraps the agent to trace its memory)."""
         self.log = Path(tempfile.mkstemp(prefix="agent-", suffix=".log")[1])
         cmd = [
             sys.executable,
-            "-m",
-            "syncagent.cli.main",
+            *launcher,
             "run",
             "--kubeconfig",
             str(kubeconfig),

@@ -117,7 +117,7 @@ def _graph_holds_services(ctx: GraphContext) -> bool:
     the hand-back is complete)."""
     return any(
         Body(svc).owned_by(ctx.uid)
-        for svc in ctx.store.list("Service", ctx.namespace)
+        for svc in ctx.store.list("Service", ctx.namespace, owner=ctx.uid)
         if not being_deleted(svc)
     )
 

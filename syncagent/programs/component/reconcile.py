@@ -105,7 +105,11 @@ class ComponentReconcile:
         return ProgramResult(built, list(ctx.writer.events))
 
     def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
-        return [d for d in ctx.store.list(DCD, ctx.namespace) if controlled_by(d, ctx.uid)]
+        return [
+            d
+            for d in ctx.store.list(DCD, ctx.namespace, owner=ctx.uid)
+            if controlled_by(d, ctx.uid)
+        ]
 
     async def _apply_identity(self, ctx: GraphContext, dcds: list[Rendered], env: Any) -> None:
         if not any(discovery_on(source_of(d, graph=ctx.name), env) for d in dcds):

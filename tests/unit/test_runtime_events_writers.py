@@ -1,0 +1,67 @@
+"""The recorder writes several Events at once, and a repeat waits for the Event it repeats
+(HTTP-level: the server below answers only once four writes are in flight together)."""
+
+from __future__ import annotations
+
+import anyio
+import httpx2
+import orjson
+import pytest
+from lightkube import AsyncClient
+
+from syncagent.runtime.client import http_client
+from syncagent.runtime.events import NORMAL, EventRecorder, ObjectRef
+from syncagent.runtime.metrics import Metrics
+from tests.support.polling import eventually_async
+from tests.unit.support.clientconfig import offline_config
+
+
+class Server:
+    """Holds every Event create until ``together`` writes are in flight at once."""
+
+    def __init__(self, together: int) -> None:
+        self.together = together
+        self.in_flight = 0
+        self.requests: list[tuple[str, str]] = []
+        self.released = anyio.Event()
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        body = orjson.loads(request.content)
+        self.requests.append((request.method, body.get("reason") or request.url.path))
+        if request.method == "POST":
+            self.in_flight += 1
+            if self.in_flight >= self.together:
+                self.released.set()
+            await self.released.wait()
+        return httpx2.Response(200, json={"metadata": {"name": "e"}, **body})
+
+
+def ref(name: str) -> ObjectRef:
+    return ObjectRef("v1", "ConfigMap", "ns", name, "uid-" + name)
+
+
+@pytest.mark.anyio
+async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event():
+    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
+    server = Server(together=4)
+    http_client(client)._transport = httpx2.MockTransport(server.handle)
+    metrics = Metrics()
+    recorder = EventRecorder(client, metrics=metrics, writers=4)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            await group.start(recorder.run)
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")  # a repeat
+            for name in ("b", "c", "d"):
+                recorder.record(ref(name), type=NORMAL, reason=name.upper(), message="m")
+            await eventually_async(
+                lambda: metrics.events.value(type="Normal", reason="A", outcome="aggregated") == 1,
+                deadline=15,
+                what="the repeat aggregated",
+            )
+            group.cancel_scope.cancel()
+    posts = sorted(reason for method, reason in server.requests if method == "POST")
+    assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
+    assert [method for method, _ in server.requests].count("PATCH") == 1
+    assert server.requests[-1][0] == "PATCH"  # the repeat, after its Event was created
+    await client.close()
