@@ -4,11 +4,12 @@ restart plan and the environment; and small readers of those live objects."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.api import Component
 from syncagent.kube.objects import Body
 from syncagent.programs import ds_readiness, migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
@@ -44,7 +45,7 @@ def components_of(graph: Obj) -> list[dict[str, Any]]:
 class Plan:
     """What one reconcile works with, gathered before any write."""
 
-    selected: list[Mapping[str, Any]]
+    selected: list[Component]
     roles: dict[str, str]
     live_dcds: list[Obj]
     ds: Obj | None
@@ -60,12 +61,12 @@ class Plan:
 
     @property
     def selected_names(self) -> list[str]:
-        return [str(c["name"]) for c in self.selected]
+        return [c.name for c in self.selected]
 
 
 def prepare(ctx: GraphContext) -> Plan:
     components = components_of(ctx.graph)
-    selected = selected_components(components)
+    selected = selected_components(ctx.typed.spec.components)
     name = ds_name(ctx.name)
     ds = ctx.store.get(DS, ctx.namespace, name)
     graph_ref = owner_of(ctx.graph)
@@ -74,7 +75,7 @@ def prepare(ctx: GraphContext) -> Plan:
     roles = role_names(selected)
     live_dcds = migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
     checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
-    selected_names = [str(c["name"]) for c in selected]
+    selected_names = [c.name for c in selected]
     gated = checkpoints.gated(selected_names)
     restart_plan = _restart(
         ctx, components, selected, roles, ds=ds, live_dcds=live_dcds, gated=gated
@@ -110,7 +111,7 @@ def prepare(ctx: GraphContext) -> Plan:
 def _restart(
     ctx: GraphContext,
     components: list[dict[str, Any]],
-    selected: list[Mapping[str, Any]],
+    selected: list[Component],
     roles: dict[str, str],
     *,
     ds: Obj | None,
@@ -120,15 +121,14 @@ def _restart(
     """The restart plan (restart.md): a selected component is done when the live DS is ready,
     any other when its DCD is. ``ds_done=False`` plans again as if the DS were not ready (this
     reconcile modified it)."""
-    selected_names = [str(c["name"]) for c in selected]
+    selected_names = [c.name for c in selected]
     f_live = live_f(ds)
     children = ds_readiness.children_of(
         ctx.store.list("LeaderWorkerSet", ctx.namespace), uid_of(ds)
     )
     by_dcd = {spec_name(d): d for d in live_dcds}
     role_list = [
-        ds_readiness.SelectedRole(str(c["name"]), roles[str(c["name"])], replicas(c))
-        for c in selected
+        ds_readiness.SelectedRole(c.name, roles[c.name], c.effective_replicas) for c in selected
     ]
 
     restart_id = ctx.restart.id if ctx.restart is not None else ""
@@ -153,11 +153,6 @@ def _restart(
         )
 
     return restart_plan
-
-
-def replicas(component: Mapping[str, Any]) -> int:
-    value = component.get("replicas")
-    return 1 if value is None else int(value)
 
 
 def uid_of(obj: Obj | None) -> str:

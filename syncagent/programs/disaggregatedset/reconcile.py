@@ -35,7 +35,6 @@ from syncagent.programs.disaggregatedset.plan import (
     live_f,
     name_of,
     prepare,
-    replicas,
     spec_name,
     uid_of,
 )
@@ -101,9 +100,7 @@ class DsReconcile:
         )
         sel_roles = [
             ds_readiness.SelectedRole(
-                str(c["name"]),
-                plan.roles[str(c["name"])],
-                0 if plan.gated else replicas(c),
+                c.name, plan.roles[c.name], 0 if plan.gated else c.effective_replicas
             )
             for c in plan.selected
         ]

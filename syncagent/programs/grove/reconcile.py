@@ -80,7 +80,7 @@ class GroveReconcile:
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = list((ctx.graph.get("spec") or {}).get("components") or [])
-        live_pcs = self._live_pcs(ctx, components)
+        live_pcs = self._live_pcs(ctx)
         checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
         env = environment(
             ctx.store,
@@ -88,7 +88,7 @@ class GroveReconcile:
             discovery_backend=ctx.discovery_backend,
             checkpoints=checkpoints.ready,
         )
-        name = pcs_name(ctx.name, components)
+        name = pcs_name(ctx.name, ctx.typed.spec.components)
         children = self._children(ctx, components, name, env)
 
         def done(_component: str) -> bool:
@@ -131,10 +131,10 @@ class GroveReconcile:
         )
         return ProgramResult(built, list(ctx.writer.events))
 
-    def _live_pcs(self, ctx: GraphContext, components: list[Mapping[str, Any]]) -> Obj | None:
+    def _live_pcs(self, ctx: GraphContext) -> Obj | None:
         """Found through this graph's controller reference: the name follows the components."""
         mine = migration.owned(ctx.store, PCS, ctx.namespace, ctx.uid)
-        name = pcs_name(ctx.name, components)
+        name = pcs_name(ctx.name, ctx.typed.spec.components)
         by_name = ctx.store.get(PCS, ctx.namespace, name)
         if by_name is not None and by_name not in mine:
             stub = Rendered("", "grove.io/v1alpha1", PCS, name, ctx.namespace, body={})
