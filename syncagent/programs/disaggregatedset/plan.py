@@ -37,10 +37,6 @@ DS = "DisaggregatedSet"
 DCD = "DynamoComponentDeployment"
 
 
-def components_of(graph: Obj) -> list[dict[str, Any]]:
-    return list((graph.get("spec") or {}).get("components") or [])
-
-
 @dataclass
 class Plan:
     """What one reconcile works with, gathered before any write."""
@@ -65,8 +61,8 @@ class Plan:
 
 
 def prepare(ctx: GraphContext) -> Plan:
-    components = components_of(ctx.graph)
-    selected = selected_components(ctx.typed.spec.components)
+    components = ctx.typed.spec.components
+    selected = selected_components(components)
     name = ds_name(ctx.name)
     ds = ctx.store.get(DS, ctx.namespace, name)
     graph_ref = owner_of(ctx.graph)
@@ -110,7 +106,7 @@ def prepare(ctx: GraphContext) -> Plan:
 
 def _restart(
     ctx: GraphContext,
-    components: list[dict[str, Any]],
+    components: list[Component],
     selected: list[Component],
     roles: dict[str, str],
     *,
@@ -147,7 +143,7 @@ def _restart(
         return plan_ds_restart(
             ctx.restart,
             ctx.previous.get("restart"),
-            [str(c["name"]) for c in components],
+            [c.name for c in components],
             selected=selected_names,
             done=lambda c: done(c) and (ds_done or c not in selected_names),
         )
