@@ -5,26 +5,26 @@ Pure: which components wait for a checkpoint that is not ready, and the status p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from syncagent.api.component import checkpoint_of
+from syncagent.api.component import Component, checkpoint_of
 from syncagent.programs.view import Store, checkpoint_readiness
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoints:
     ready: dict[str, bool]  # checkpointRef -> ready
-    components: list[Mapping[str, Any]]
+    components: list[Component]
 
     def waiting(self) -> list[tuple[str, str]]:
         """``(component, checkpoint)`` of every WaitForCheckpoint component not yet ready."""
         out = []
         for component in self.components:
-            use = checkpoint_of(component)
+            use = checkpoint_of(component.wire())
             if use is not None and use.holds(self.ready):
-                out.append((str(component["name"]), use.ref))
+                out.append((component.name, use.ref))
         return out
 
     def gated(self, names: Sequence[str]) -> bool:
@@ -34,17 +34,17 @@ class Checkpoints:
     def status(self) -> dict[str, dict[str, Any]]:
         out = {}
         for component in self.components:
-            use = checkpoint_of(component)
+            use = checkpoint_of(component.wire())
             if use is not None:
-                out[str(component["name"])] = {
+                out[component.name] = {
                     "checkpointName": use.ref,
                     "ready": self.ready.get(use.ref, False),
                 }
         return out
 
 
-def read_checkpoints(
-    store: Store, namespace: str, components: Sequence[Mapping[str, Any]]
-) -> Checkpoints:
-    refs = sorted({use.ref for c in components if (use := checkpoint_of(c))})
+def read_checkpoints(store: Store, namespace: str, components: Sequence[Component]) -> Checkpoints:
+    """The readiness of the checkpoints ``components`` restore from (one answer for a
+    component's checkpoint: :func:`syncagent.api.checkpoint_of` of the entry as written)."""
+    refs = sorted({use.ref for c in components if (use := checkpoint_of(c.wire()))})
     return Checkpoints(checkpoint_readiness(store, namespace, refs), list(components))

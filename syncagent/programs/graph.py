@@ -90,8 +90,6 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     if model is None:
         return list(ctx.problems)
     program = ctx.programs.by_pathway(ctx.selection.pathway)
-    dcd_components = program.dcd_components(
-        list((ctx.graph.get("spec") or {}).get("components") or [])
-    )
+    dcd_components = program.dcd_components(model.spec.components)
     problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
     return [str(p) for p in problems]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.kinds import Kind
 from syncagent.programs.capabilities import Capabilities
 
@@ -92,7 +92,7 @@ class Program(Protocol):
         """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""
         ...
 
-    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         """Components it renders as DynamoComponentDeployments (None: all)."""
         ...
 

@@ -8,7 +8,6 @@ ConfigMap is deleted, with its UID, only if its owner controls it.
 
 from __future__ import annotations
 
-from syncagent.api import is_multinode_component
 from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs.context import GraphContext
@@ -22,8 +21,7 @@ KIND = "ConfigMap"
 
 async def sync_graph(ctx: GraphContext) -> None:
     """The graph's ConfigMap, on every pathway: wanted while a component is multinode."""
-    components = (ctx.graph.get("spec") or {}).get("components") or []
-    wanted = any(is_multinode_component(c) for c in components)
+    wanted = any(c.is_multinode for c in ctx.typed.spec.components)
     await sync(ctx.writer, ctx.store, owner=ctx.graph, parent=ctx.name, wanted=wanted)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from fieldmanagers import disaggregatedset as ds_manager
-from syncagent.api import DynamoGraphDeployment, is_multinode_component
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects, render_component
 from syncagent.render.dcd import (
@@ -26,7 +26,7 @@ from syncagent.render.dcd import (
     graph_owner,
     graph_sources,
 )
-from syncagent.render.inputs import WORKER_TYPES, Environment
+from syncagent.render.inputs import Environment
 from syncagent.render.lws import leader_worker_set, leader_worker_templates, network_config
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import normalize, trunc, trunc_with_hash
@@ -57,24 +57,21 @@ def ds_name(graph_name: str) -> str:
     return trunc_with_hash(normalize(graph_name), DS_NAME_MAX)
 
 
-def role_names(components: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def role_names(components: Sequence[Component]) -> dict[str, str]:
     """Component name -> role name, for the selected components in spec order."""
     used: list[str] = []
     out: dict[str, str] = {}
     for component in components:
-        ctype = str(component.get("type") or "").lower()
-        if ctype in _TYPED_ROLES and ctype not in used:
-            prefix = ctype
-        else:
-            prefix = normalize(str(component["name"]))
-        prefix = trunc_with_hash(prefix, ROLE_NAME_MAX)
+        ctype = component.type or ""
+        typed = ctype in _TYPED_ROLES and ctype not in used
+        prefix = trunc_with_hash(ctype if typed else normalize(component.name), ROLE_NAME_MAX)
         role, i = prefix, 2
         while role in used:
             suffix = f"-{i}"
             role = trunc(prefix, ROLE_NAME_MAX - len(suffix)) + suffix
             i += 1
         used.append(role)
-        out[str(component["name"])] = role
+        out[component.name] = role
     return out
 
 
@@ -85,14 +82,9 @@ def child_name(ds: str, revision: str, role: str, *, slice_index: int | None = N
     return f"{ds}-{slice_index}-{revision}-{role}"
 
 
-def selected_components(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def selected_components(components: Sequence[Component]) -> list[Component]:
     """Candidates of §1: multinode (nodeCount > 1) worker-type components, in spec order."""
-    return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
-
-
-def desired_replicas(component: Mapping[str, Any]) -> int:
-    value = component.get("replicas")
-    return 1 if value is None else int(value)
+    return [c for c in components if c.is_worker_type and c.is_multinode]
 
 
 def rollout_strategy() -> dict[str, Any]:
@@ -119,20 +111,20 @@ def render_disaggregated_set(
     gated: bool = False,
 ) -> DsRender:
     """The DS of ``graph`` (no template hash yet); raises :class:`RenderError`."""
-    selected = selected_components([c.wire() for c in graph.spec.components])
+    selected = selected_components(graph.spec.components)
     roles = role_names(selected)
     sources = {
         s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }
     rendered_roles = []
     for component in selected:
-        source = sources[component["name"]]
+        source = sources[component.name]
         leader, worker = leader_worker_templates(source, env=env)
         rendered_roles.append(
             {
-                "name": roles[component["name"]],
+                "name": roles[component.name],
                 "spec": {
-                    "replicas": 0 if gated else desired_replicas(component),
+                    "replicas": 0 if gated else component.effective_replicas,
                     "startupPolicy": "LeaderCreated",
                     "rolloutStrategy": rollout_strategy(),
                     "networkConfig": network_config(),

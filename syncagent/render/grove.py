@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fieldmanagers import grove as grove_manager
-from syncagent.api import DynamoGraphDeployment, is_multinode_component
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.objects import Body
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects
@@ -49,12 +49,12 @@ def fnv32a(value: str) -> int:
     return h
 
 
-def pcs_name(graph_name: str, components: Sequence[Mapping[str, Any]]) -> str:
+def pcs_name(graph_name: str, components: Sequence[Component]) -> str:
     """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
 
-    def budget_of(c: Mapping[str, Any]) -> int:
-        base = len(str(c["name"]).lower())
-        return base + base + len("-ldr") if is_multinode_component(c) else base
+    def budget_of(c: Component) -> int:
+        base = len(c.lower_name)
+        return base + base + len("-ldr") if c.is_multinode else base
 
     budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
@@ -68,11 +68,11 @@ def child_name(pcs: str, component: str) -> str:
     return f"{pcs}-0-{component.lower()}"
 
 
-def clique_names(components: Sequence[Mapping[str, Any]]) -> list[str]:
+def clique_names(components: Sequence[Component]) -> list[str]:
     out = []
     for c in components:
-        base = str(c["name"]).lower()
-        out += [f"{base}-ldr", f"{base}-wkr"] if is_multinode_component(c) else [base]
+        base = c.lower_name
+        out += [f"{base}-ldr", f"{base}-wkr"] if c.is_multinode else [base]
     return out
 
 
@@ -157,7 +157,7 @@ def render_pod_clique_set(
     live_replicas: Mapping[str, int] | None = None,
 ) -> Rendered:
     """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
-    components = [c.wire() for c in graph.spec.components]
+    components = graph.spec.components
     name = pcs_name(graph.name, components)
     sources = {
         s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
@@ -170,7 +170,7 @@ def render_pod_clique_set(
         ),
         "",
     )
-    explicit = backend in _EXPLICIT_AFTER and any(is_multinode_component(c) for c in components)
+    explicit = backend in _EXPLICIT_AFTER and any(c.is_multinode for c in components)
     cliques, groups = _cliques_and_groups(
         components,
         sources,
@@ -210,8 +210,8 @@ def render_pod_clique_set(
 
 
 def _cliques_and_groups(
-    components: Sequence[Mapping[str, Any]],
-    sources: Mapping[str, Any],
+    components: Sequence[Component],
+    sources: Mapping[str, ComponentSource],
     *,
     graph_name: str,
     env: Environment,
@@ -223,7 +223,7 @@ def _cliques_and_groups(
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for component in components:
-        source = sources[component["name"]]
+        source = sources[component.name]
         base = source.component_name.lower()
         common = {"graph": graph_name, "env": env}
         if not source.multinode:
@@ -234,7 +234,7 @@ def _cliques_and_groups(
                     name=base,
                     role="main",
                     replicas=replicas,
-                    min_available=int(component.get("minAvailable") or 1),
+                    min_available=component.min_available or 1,
                     **common,
                 )
             )
@@ -257,7 +257,7 @@ def _cliques_and_groups(
                 "name": base,
                 "cliqueNames": [f"{base}-ldr", f"{base}-wkr"],
                 "replicas": echo.get(base, desired_replicas(source)),
-                "minAvailable": int(component.get("minAvailable") or 1),
+                "minAvailable": component.min_available or 1,
             }
         )
     return cliques, groups

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from tests.support.kube import DGD
 
 ENABLE_DS = "nvidia.com/enable-disaggregatedset"
@@ -77,3 +77,8 @@ def ds_graph(ns: str, name: str, components: list[dict[str, Any]], **annotations
 def typed(graph: dict[str, Any]) -> DynamoGraphDeployment:
     """A wire-form graph as the renderers take it: parsed into the model once."""
     return DynamoGraphDeployment.model_validate(graph)
+
+
+def typed_components(components: list[dict[str, Any]]) -> list[Component]:
+    """Wire-form ``spec.components`` entries as the per-component helpers take them."""
+    return [Component.model_validate(c) for c in components]

@@ -7,6 +7,7 @@ import pytest
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
+from tests.support.graphs import typed_components
 from tests.unit.support.graphs import frontend, worker
 
 CAPS = Capabilities(
@@ -45,13 +46,13 @@ def test_ds_name(graph: str, expected: str) -> None:
     ],
 )
 def test_role_names(components: list[tuple[str, str]], expected: list[str]) -> None:
-    roles = role_names([{"name": n, "type": t} for n, t in components])
+    roles = role_names(typed_components([{"name": n, "type": t} for n, t in components]))
     assert list(roles.values()) == expected
 
 
 def test_many_colliding_roles_stay_within_ten() -> None:
     comps = [{"name": f"decode.{i}" if i else "decode", "type": "decode"} for i in range(10)]
-    roles = list(role_names(comps).values())
+    roles = list(role_names(typed_components(comps)).values())
     assert len(set(roles)) == 10
     assert all(len(r) <= 10 for r in roles)
 
@@ -68,9 +69,8 @@ def test_names_of_a_55_character_graph_fit_both_schemes() -> None:
     graph = "a" * 20 + "-" + "b" * 34
     assert len(graph) == 55
     ds = ds_name(graph)
-    for role in role_names(
-        [{"name": "prefill", "type": "prefill"}, {"name": "decode", "type": "decode"}]
-    ).values():
+    both = [{"name": "prefill", "type": "prefill"}, {"name": "decode", "type": "decode"}]
+    for role in role_names(typed_components(both)).values():
         for name in (
             child_name(ds, "deadbeef", role),
             child_name(ds, "deadbeef", role, slice_index=99),
@@ -86,7 +86,7 @@ def _reason(components: list[dict]) -> str:
 def test_example_graph_is_eligible_and_frontend_not_selected() -> None:
     comps = [frontend(), worker("decode", "decode"), worker("prefill", "prefill")]
     assert _reason(comps) == ""
-    assert role_names([c for c in comps if "multinode" in c]) == {
+    assert role_names(typed_components([c for c in comps if "multinode" in c])) == {
         "decode": "decode",
         "prefill": "prefill",
     }

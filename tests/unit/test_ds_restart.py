@@ -11,6 +11,7 @@ from syncagent.programs.restart_coalescing import plan_ds_restart, restart_value
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH
+from tests.support.graphs import typed_components
 from tests.unit.support.graphs import child, ds_object, graph, worker
 from tests.unit.test_ds_names import CAPS
 
@@ -123,7 +124,7 @@ def test_gating_across_selected_roles() -> None:
             }
         },
     )
-    comps = [gated, worker("prefill", "prefill")]
+    comps = typed_components([gated, worker("prefill", "prefill")])
     waiting = Checkpoints({"ck1": False}, comps)
     assert waiting.gated(["decode", "prefill"])
     assert waiting.waiting() == [("decode", "ck1")]

@@ -13,7 +13,7 @@ from syncagent.render.grove import (
     pcs_name,
     render_pod_clique_set,
 )
-from tests.support.graphs import typed
+from tests.support.graphs import typed, typed_components
 from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
@@ -81,12 +81,12 @@ def test_2_long_name_is_truncated_with_fnv_suffix() -> None:
     name = "a-very-long-dynamo-graph-deployment-name-for-grove"
     assert len(name) == 50
     comps = [frontend("frontend"), worker("decode", "decode")]
-    assert pcs_name(name, comps) == "a-very-long-dynamo-graph-b594"
+    assert pcs_name(name, typed_components(comps)) == "a-very-long-dynamo-graph-b594"
     assert f"{fnv32a(name) & 0xFFFF:04x}" == "b594"
 
 
 def test_3_dots_are_normalised() -> None:
-    assert pcs_name("llm.prod", [frontend("frontend")]) == "llm-prod"
+    assert pcs_name("llm.prod", typed_components([frontend("frontend")])) == "llm-prod"
 
 
 def test_4_multinode_replicas_and_min_available() -> None:

@@ -14,7 +14,7 @@ from syncagent.programs import routing
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from syncagent.render.grove import clique_names, render_pod_clique_set
-from tests.support.graphs import typed
+from tests.support.graphs import typed, typed_components
 from tests.unit.support.graphs import frontend, graph, worker
 
 ENV = Environment()
@@ -42,7 +42,8 @@ def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
     components = [frontend(), _component({}, "decode"), _component({}, "prefill")]
     g = graph("x", components=components, backendFramework="vllm")
     assert [c["name"] for c in routing.ds_candidates(components)] == ["decode", "prefill"]
-    assert [c["name"] for c in selected_components(components)] == ["decode", "prefill"]
+    selected = selected_components(typed_components(components))
+    assert [c.name for c in selected] == ["decode", "prefill"]
     dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
     source = source_of(dcd, graph="x")
     assert (source.node_count, source.multinode) == (2, True)
@@ -50,7 +51,7 @@ def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     roles = render_disaggregated_set(typed(g), env=ENV).rendered.body["spec"]["roles"]
     assert [r["spec"]["leaderWorkerTemplate"]["size"] for r in roles] == [2, 2]
-    assert clique_names(components) == [
+    assert clique_names(typed_components(components)) == [
         "frontend",
         "decode-ldr",
         "decode-wkr",
@@ -66,7 +67,7 @@ def test_node_count_one_is_single_node_on_every_pathway() -> None:
     components = [frontend(), _component({"nodeCount": 1})]
     g = graph("x", components=components, backendFramework="vllm")
     assert routing.ds_candidates(components) == []
-    assert selected_components(components) == []
-    assert clique_names(components) == ["frontend", "decode"]
+    assert selected_components(typed_components(components)) == []
+    assert clique_names(typed_components(components)) == ["frontend", "decode"]
     dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
     assert source_of(dcd, graph="x").multinode is False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
 from syncagent.programs import migration
 from syncagent.programs.base import ProgramResult
@@ -45,7 +45,7 @@ class ToyProgram:
     def cannot_render(self, route: Route) -> str:
         return ""
 
-    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         return []
 
     def render(

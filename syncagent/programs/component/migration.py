@@ -58,7 +58,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)
     start = len(ctx.writer.events)
-    formerly = {str(c["name"]) for c in selected_components(_components(ctx))}
+    formerly = {c.name for c in selected_components(ctx.typed.spec.components)}
     # formerly selected components first: they take control of shared model Services
     ordered = [d for d in dcds if d.body["spec"]["name"] in formerly]
     ordered += [d for d in dcds if d.body["spec"]["name"] not in formerly]
@@ -120,10 +120,6 @@ def _graph_holds_services(ctx: GraphContext) -> bool:
         for svc in ctx.store.list("Service", ctx.namespace, owner=ctx.uid)
         if not being_deleted(svc)
     )
-
-
-def _components(ctx: GraphContext) -> list[dict[str, Any]]:
-    return list((ctx.graph.get("spec") or {}).get("components") or [])
 
 
 def _replace_pathway(ctx: GraphContext, st: dict[str, Any], cond: tuple[str, str, str]) -> None:

@@ -6,9 +6,9 @@ component. It takes every graph no other program claims, and leaves the DS or Gr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
@@ -40,7 +40,7 @@ class ComponentProgram:
     def cannot_render(self, route: Route) -> str:
         return ""
 
-    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         return None
 
     def render(

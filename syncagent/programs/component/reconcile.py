@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from syncagent.api import is_multinode_component
+from syncagent.api import Component
 from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
@@ -41,16 +41,12 @@ log = logging.getLogger(__name__)
 DCD = "DynamoComponentDeployment"
 
 
-def _components(graph: Obj) -> list[dict[str, Any]]:
-    return list((graph.get("spec") or {}).get("components") or [])
-
-
 class ComponentReconcile:
     """One reconcile of a graph routed to the Component pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
-        components = _components(ctx.graph)
-        if any(is_multinode_component(c) for c in components) and not ctx.caps.lws:
+        components = ctx.typed.spec.components
+        if any(c.is_multinode for c in components) and not ctx.caps.lws:
             result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
             return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
         try:
@@ -62,12 +58,10 @@ class ComponentReconcile:
         except SsaError as err:
             return failed(ctx, str(err))
 
-    async def _reconcile(
-        self, ctx: GraphContext, components: list[dict[str, Any]]
-    ) -> ProgramResult:
+    async def _reconcile(self, ctx: GraphContext, components: list[Component]) -> ProgramResult:
         live = self._live_dcds(ctx)
         by_name = {Body(d).meta.name: d for d in live}
-        names = [str(c["name"]) for c in components]
+        names = [c.name for c in components]
         rendered_names = {n: dcd_name(ctx.name, n) for n in names}
 
         def done(component: str) -> bool:
@@ -172,18 +166,18 @@ def _graph_live(live: list[Obj], *, restarting: frozenset[str]) -> GraphLive:
 
 
 def _component_statuses(
-    ctx: GraphContext, components: list[dict[str, Any]], latest: Mapping[str, Obj | None]
+    ctx: GraphContext, components: list[Component], latest: Mapping[str, Obj | None]
 ) -> dict[str, dict[str, Any]]:
     """``status.components``: each DCD's reported status, zeros until it reports one."""
     out = {}
     for component in components:
-        name = str(component["name"])
+        name = component.name
         dcd = latest.get(dcd_name(ctx.name, name))
         reported = Body(dcd).status.get("component")
         if reported:
             out[name] = dict(reported)
             continue
-        multinode = is_multinode_component(component)
+        multinode = component.is_multinode
         workload = dcd_name(ctx.name, name) + ("-0" if multinode else "")
         out[name] = {
             "componentKind": "LeaderWorkerSet" if multinode else "Deployment",
@@ -191,7 +185,7 @@ def _component_statuses(
             "runtimeNamespace": dynamo_namespace(
                 ctx.namespace,
                 ctx.name,
-                global_namespace=bool(component.get("globalDynamoNamespace")),
+                global_namespace=bool(component.global_dynamo_namespace),
             ),
             "replicas": 0,
             "updatedReplicas": 0,

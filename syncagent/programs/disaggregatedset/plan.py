@@ -4,11 +4,12 @@ restart plan and the environment; and small readers of those live objects."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.api import Component
 from syncagent.kube.objects import Body
 from syncagent.programs import ds_readiness, migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
@@ -36,15 +37,11 @@ DS = "DisaggregatedSet"
 DCD = "DynamoComponentDeployment"
 
 
-def components_of(graph: Obj) -> list[dict[str, Any]]:
-    return list((graph.get("spec") or {}).get("components") or [])
-
-
 @dataclass
 class Plan:
     """What one reconcile works with, gathered before any write."""
 
-    selected: list[Mapping[str, Any]]
+    selected: list[Component]
     roles: dict[str, str]
     live_dcds: list[Obj]
     ds: Obj | None
@@ -60,11 +57,11 @@ class Plan:
 
     @property
     def selected_names(self) -> list[str]:
-        return [str(c["name"]) for c in self.selected]
+        return [c.name for c in self.selected]
 
 
 def prepare(ctx: GraphContext) -> Plan:
-    components = components_of(ctx.graph)
+    components = ctx.typed.spec.components
     selected = selected_components(components)
     name = ds_name(ctx.name)
     ds = ctx.store.get(DS, ctx.namespace, name)
@@ -74,7 +71,7 @@ def prepare(ctx: GraphContext) -> Plan:
     roles = role_names(selected)
     live_dcds = migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
     checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
-    selected_names = [str(c["name"]) for c in selected]
+    selected_names = [c.name for c in selected]
     gated = checkpoints.gated(selected_names)
     restart_plan = _restart(
         ctx, components, selected, roles, ds=ds, live_dcds=live_dcds, gated=gated
@@ -109,8 +106,8 @@ def prepare(ctx: GraphContext) -> Plan:
 
 def _restart(
     ctx: GraphContext,
-    components: list[dict[str, Any]],
-    selected: list[Mapping[str, Any]],
+    components: list[Component],
+    selected: list[Component],
     roles: dict[str, str],
     *,
     ds: Obj | None,
@@ -120,15 +117,14 @@ def _restart(
     """The restart plan (restart.md): a selected component is done when the live DS is ready,
     any other when its DCD is. ``ds_done=False`` plans again as if the DS were not ready (this
     reconcile modified it)."""
-    selected_names = [str(c["name"]) for c in selected]
+    selected_names = [c.name for c in selected]
     f_live = live_f(ds)
     children = ds_readiness.children_of(
         ctx.store.list("LeaderWorkerSet", ctx.namespace), uid_of(ds)
     )
     by_dcd = {spec_name(d): d for d in live_dcds}
     role_list = [
-        ds_readiness.SelectedRole(str(c["name"]), roles[str(c["name"])], replicas(c))
-        for c in selected
+        ds_readiness.SelectedRole(c.name, roles[c.name], c.effective_replicas) for c in selected
     ]
 
     restart_id = ctx.restart.id if ctx.restart is not None else ""
@@ -147,17 +143,12 @@ def _restart(
         return plan_ds_restart(
             ctx.restart,
             ctx.previous.get("restart"),
-            [str(c["name"]) for c in components],
+            [c.name for c in components],
             selected=selected_names,
             done=lambda c: done(c) and (ds_done or c not in selected_names),
         )
 
     return restart_plan
-
-
-def replicas(component: Mapping[str, Any]) -> int:
-    value = component.get("replicas")
-    return 1 if value is None else int(value)
 
 
 def uid_of(obj: Obj | None) -> str:

@@ -7,9 +7,9 @@ worker component as a role, every other component stays a DynamoComponentDeploym
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs import routing
 from syncagent.programs.capabilities import DISAGGREGATED_SET, Capabilities
@@ -48,10 +48,10 @@ class DisaggregatedSetProgram:
     def cannot_render(self, route: Route) -> str:
         return routing.ds_ineligibility(route.components, route.caps)
 
-    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         """The non-selected components (validation rule V16 applies only to those)."""
-        selected = {str(c["name"]) for c in selected_components(components)}
-        return [str(c["name"]) for c in components if str(c["name"]) not in selected]
+        selected = {c.name for c in selected_components(components)}
+        return [c.name for c in components if c.name not in selected]
 
     def render(
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
-from syncagent.api import is_multinode_component
+from syncagent.api import Component
 from syncagent.kube import being_deleted
 from syncagent.kube.objects import Body
 from syncagent.programs import (
@@ -31,11 +31,9 @@ from syncagent.programs.context import GraphContext, build_status, failed
 from syncagent.programs.disaggregatedset import services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
-    components_of,
     live_f,
     name_of,
     prepare,
-    replicas,
     spec_name,
     uid_of,
 )
@@ -101,9 +99,7 @@ class DsReconcile:
         )
         sel_roles = [
             ds_readiness.SelectedRole(
-                str(c["name"]),
-                plan.roles[str(c["name"])],
-                0 if plan.gated else replicas(c),
+                c.name, plan.roles[c.name], 0 if plan.gated else c.effective_replicas
             )
             for c in plan.selected
         ]
@@ -205,12 +201,12 @@ class DsReconcile:
     ) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         slices = ds_readiness.slices_of(ds_obj or {})
-        for component in components_of(ctx.graph):
-            name = str(component["name"])
+        for component in ctx.typed.spec.components:
+            name = component.name
             runtime = dynamo_namespace(
                 ctx.namespace,
                 ctx.name,
-                global_namespace=bool(component.get("globalDynamoNamespace")),
+                global_namespace=bool(component.global_dynamo_namespace),
             )
             if name in plan.selected_names:
                 sel = ds_readiness.SelectedRole(name, plan.roles[name])
@@ -227,9 +223,9 @@ class DsReconcile:
         return out
 
 
-def _zero_status(ctx: GraphContext, component: Mapping[str, Any], runtime: str) -> dict[str, Any]:
-    multinode = is_multinode_component(component)
-    base = f"{ctx.name}-{str(component['name']).lower()}"
+def _zero_status(ctx: GraphContext, component: Component, runtime: str) -> dict[str, Any]:
+    multinode = component.is_multinode
+    base = f"{ctx.name}-{component.lower_name}"
     return {
         "componentKind": "LeaderWorkerSet" if multinode else "Deployment",
         "componentNames": [base + ("-0" if multinode else "")],

@@ -11,7 +11,6 @@ from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
-    components_of,
     name_of,
     spec_name,
     uid_of,
@@ -127,7 +126,7 @@ async def cleanup(
             continue
         if component in plan.selected_names:
             remaining.append(dcd)  # the cutover deletes it once the DS is ready
-        elif component not in {str(c["name"]) for c in components_of(ctx.graph)} or successful:
+        elif component not in {c.name for c in ctx.typed.spec.components} or successful:
             await migration.delete_stale(ctx.writer, ctx.store, dcd, pathway=PATHWAY)
         else:
             remaining.append(dcd)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from syncagent.api import DynamoGraphDeployment
+from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import GROVE as GROVE_CAPABILITY
 from syncagent.programs.capabilities import Capabilities
@@ -55,7 +55,7 @@ class GroveProgram:
     def cannot_render(self, route: Route) -> str:
         return ""
 
-    def dcd_components(self, components: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         return []
 
     def render(

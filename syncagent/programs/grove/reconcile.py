@@ -9,10 +9,9 @@ Services go -> status.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
-from syncagent.api import is_multinode_component
+from syncagent.api import Component, is_multinode_component
 from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
@@ -79,8 +78,8 @@ class GroveReconcile:
             return failed(ctx, str(err))
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
-        components = list((ctx.graph.get("spec") or {}).get("components") or [])
-        live_pcs = self._live_pcs(ctx, components)
+        components = ctx.typed.spec.components
+        live_pcs = self._live_pcs(ctx)
         checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
         env = environment(
             ctx.store,
@@ -97,7 +96,7 @@ class GroveReconcile:
         restart = plan_restart(
             ctx.restart,
             ctx.previous.get("restart"),
-            [str(c["name"]) for c in components],
+            [c.name for c in components],
             done=done,
         )
         graph_live = GraphLive(restart_at=_restart_values(live_pcs), restarting=restart.annotate)
@@ -131,10 +130,10 @@ class GroveReconcile:
         )
         return ProgramResult(built, list(ctx.writer.events))
 
-    def _live_pcs(self, ctx: GraphContext, components: list[Mapping[str, Any]]) -> Obj | None:
+    def _live_pcs(self, ctx: GraphContext) -> Obj | None:
         """Found through this graph's controller reference: the name follows the components."""
         mine = migration.owned(ctx.store, PCS, ctx.namespace, ctx.uid)
-        name = pcs_name(ctx.name, components)
+        name = pcs_name(ctx.name, ctx.typed.spec.components)
         by_name = ctx.store.get(PCS, ctx.namespace, name)
         if by_name is not None and by_name not in mine:
             stub = Rendered("", "grove.io/v1alpha1", PCS, name, ctx.namespace, body={})
@@ -143,17 +142,17 @@ class GroveReconcile:
         return mine[0] if mine else None
 
     def _children(
-        self, ctx: GraphContext, components: list[Mapping[str, Any]], pcs: str, env: Environment
+        self, ctx: GraphContext, components: list[Component], pcs: str, env: Environment
     ) -> list[tuple[GroveChild, Obj | None]]:
         sources = {d.body["spec"]["name"]: d for d in generate_dcds(ctx.typed, env=env)}
         out = []
         for component in components:
-            spec = sources[component["name"]].body["spec"]
+            spec = sources[component.name].body["spec"]
             multinode = is_multinode_component(spec)
             kind = "PodCliqueScalingGroup" if multinode else "PodClique"
-            name = child_name(pcs, str(component["name"]))
+            name = child_name(pcs, component.name)
             desired = 1 if spec.get("replicas") is None else int(spec["replicas"])
-            child = GroveChild(str(component["name"]), kind, name, desired)
+            child = GroveChild(component.name, kind, name, desired)
             out.append((child, ctx.store.get(kind, ctx.namespace, name)))
         return out
 
@@ -250,12 +249,12 @@ def _restart_values(pcs: Obj | None) -> dict[str, str]:
 
 def _component_statuses(
     ctx: GraphContext,
-    components: list[dict[str, Any]],
+    components: list[Component],
     children: list[tuple[GroveChild, Obj | None]],
 ) -> dict[str, dict[str, Any]]:
     runtime = {
-        str(c["name"]): dynamo_namespace(
-            ctx.namespace, ctx.name, global_namespace=bool(c.get("globalDynamoNamespace"))
+        c.name: dynamo_namespace(
+            ctx.namespace, ctx.name, global_namespace=bool(c.global_dynamo_namespace)
         )
         for c in components
     }
