@@ -18,6 +18,7 @@ name, so listing one owner's children decodes those children only, not a whole n
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
@@ -30,7 +31,12 @@ Ident = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped ob
 
 
 def encode(obj: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(obj)
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        # orjson refuses more than 255 levels of nesting; the API server stores deeper objects
+        # (a graph with a deep unknown field), and orjson reads them back (up to 1,024 levels).
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def decode(data: bytes) -> Obj:

@@ -57,6 +57,19 @@ def test_stored_deflated_against_the_first_object_of_the_kind():
     assert len(stored[1]) * 4 < len(compact.encode(similar))
 
 
+def test_an_object_nested_deeper_than_orjson_writes_is_cached_whole():
+    # The API server stores a graph with 400 levels under an unknown preserved field (the
+    # bad-input fuzz does); the agent must still cache it to report the field.
+    deep: dict = {}
+    raw = obj("deep", spec=deep)
+    for _ in range(400):
+        deep["a"] = [{}]
+        deep = deep["a"][0]
+    cache = Cache("dynamographdeployments")
+    cache.upsert(raw)
+    assert cache.get("ns", "deep") == raw
+
+
 def test_owner_index_lists_only_the_children_of_one_owner():
     cache = Cache("deployments")
     cache.upsert(obj("b", owners=["g1"]))
