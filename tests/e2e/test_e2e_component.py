@@ -8,7 +8,13 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.support.observe import DEADLINE, pod_ready, pods, ready_endpoints, wait_ready
+from tests.e2e.support.observe import (
+    DEADLINE,
+    pod_ready,
+    pods,
+    wait_ready,
+    wait_ready_endpoints,
+)
 from tests.support.agent import running_agent
 from tests.support.graphs import example_graph
 from tests.support.kube import DCD, DGD, LWS, condition, names
@@ -43,10 +49,10 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
         group = {p["metadata"]["name"]: p for p in pods(kube, namespace)}
         assert pod_ready(group["demo-prefill-0-0"])  # leader
         assert pod_ready(group["demo-prefill-0-0-1"])  # worker
-        assert len(ready_endpoints(kube, namespace, "demo-frontend")) == 1
-        assert len(ready_endpoints(kube, namespace, "demo-decode")) == 2
+        wait_ready_endpoints(kube, namespace, "demo-frontend", 1)
+        wait_ready_endpoints(kube, namespace, "demo-decode", 2)
         # the prefill Service selects the leader only
-        assert len(ready_endpoints(kube, namespace, "demo-prefill")) == 1
+        wait_ready_endpoints(kube, namespace, "demo-prefill", 1)
         # converged through the LWS webhooks and the controllers' own writes: a forced
         # reconcile of the graph and its DCDs writes nothing
         writes = agent.scrape().writes()
@@ -79,4 +85,4 @@ def test_readme_example_reaches_ready(control_plane, kube, namespace):
         ]
         # two single-GPU workers, scheduled on the simulated GPU nodes
         assert len(gpu_pods) == 2
-        assert len(ready_endpoints(kube, namespace, "qwen-agg-worker")) == 2
+        wait_ready_endpoints(kube, namespace, "qwen-agg-worker", 2)

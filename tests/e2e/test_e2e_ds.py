@@ -21,8 +21,8 @@ from tests.e2e.support.observe import (
     graph_ready,
     pod_ready,
     pods,
-    ready_endpoints,
     wait_ready,
+    wait_ready_endpoints,
 )
 from tests.support.agent import running_agent
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
@@ -79,12 +79,12 @@ def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, kube
                 env = {e["name"] for e in pod["spec"]["containers"][0].get("env", [])}
                 assert {"LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX", "LWS_GROUP_SIZE"} <= env
             assert _selector(kube, namespace, role)[DS_REVISION] == revision
-            assert len(ready_endpoints(kube, namespace, f"{G}-{role}")) == 1
+            wait_ready_endpoints(kube, namespace, f"{G}-{role}", 1)
             status = graph["status"]["components"][role]
             assert status["componentKind"] == "LeaderWorkerSet"
             assert (status["replicas"], status["readyReplicas"]) == (1, 1)
         assert names(kube, DCD, namespace) == {f"{G}-frontend"}
-        assert ready_endpoints(kube, namespace, f"{G}-frontend")
+        wait_ready_endpoints(kube, namespace, f"{G}-frontend", 1)
         # converged: a forced reconcile on live controllers writes nothing
         writes, before = agent.scrape().writes(), _reconciles(agent)
         kube.edit_graph(

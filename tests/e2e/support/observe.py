@@ -80,6 +80,20 @@ def ready_endpoints(kube: Kube, ns: str, service: str) -> list[str]:
     return sorted(_ready_addresses(slices))
 
 
+def wait_ready_endpoints(kube: Kube, ns: str, service: str, count: int) -> list[str]:
+    """The Service's ready endpoint addresses once there are exactly ``count``. The EndpointSlice
+    controller follows pod readiness on its own, after the workload's status (and the graph's
+    Ready) already counted the pod: reading the slices once races it."""
+
+    def settled() -> list[str] | None:
+        found = ready_endpoints(kube, ns, service)
+        return found if len(found) == count else None
+
+    return eventually(
+        settled, deadline=DEADLINE, what=f"{count} ready endpoint(s) behind Service {service}"
+    )
+
+
 def _ready_addresses(slices: list[dict[str, Any]]) -> set[str]:
     found = set()
     for s in slices:
