@@ -162,13 +162,17 @@ def test_b_removed_crds_say_so_and_nothing_of_ours_is_deleted(control_plane, kub
         assert agent.proc.poll() is None
 
 
-def test_c_a_discovery_error_keeps_the_last_result(control_plane, kube, namespace):
+@contextlib.contextmanager
+def _served_on_ds(
+    control_plane: ControlPlane, kube: Kube, namespace: str, *, interval: str
+) -> Iterator[tuple[HttpFaultProxy, Agent, dict]]:
+    """A DS graph served by an agent behind an HTTP fault proxy: (proxy, agent, the DS)."""
     install(kube, lws_and_ds())
     kube.create(ds_graph(namespace, G, ds_components(), **{ENABLE_DS: "true"}))
     with (
         HttpFaultProxy(control_plane) as proxy,
         running_agent(
-            proxy.kubeconfig(), "--discovery-interval", "1s", namespace=namespace
+            proxy.kubeconfig(), "--discovery-interval", interval, namespace=namespace
         ) as agent,
     ):
         ds = eventually(
@@ -176,6 +180,11 @@ def test_c_a_discovery_error_keeps_the_last_result(control_plane, kube, namespac
             deadline=DEADLINE,
             what="the graph on the DS pathway",
         )
+        yield proxy, agent, ds
+
+
+def test_c_a_discovery_error_keeps_the_last_result(control_plane, kube, namespace):
+    with _served_on_ds(control_plane, kube, namespace, interval="1s") as (proxy, agent, ds):
         before = _uids(kube, namespace)
         failed = agent.logs().count(DISCOVERY_FAILED)
         for group in ("disaggregatedset.x-k8s.io", "leaderworkerset.x-k8s.io"):
@@ -208,19 +217,7 @@ def test_c_a_discovery_error_keeps_the_last_result(control_plane, kube, namespac
 
 
 def test_d_a_write_finding_its_kind_gone_refreshes_discovery(control_plane, kube, namespace):
-    install(kube, lws_and_ds())
-    kube.create(ds_graph(namespace, G, ds_components(), **{ENABLE_DS: "true"}))
-    with (
-        HttpFaultProxy(control_plane) as proxy,
-        running_agent(
-            proxy.kubeconfig(), "--discovery-interval", "1h", namespace=namespace
-        ) as agent,
-    ):
-        eventually(
-            lambda: _eligible(kube, namespace) == SELECTED and kube.get(DS, namespace, G),
-            deadline=DEADLINE,
-            what="the graph on the DS pathway",
-        )
+    with _served_on_ds(control_plane, kube, namespace, interval="1h") as (proxy, agent, _):
         # The informers see nothing of what follows; the timer is an hour away.
         proxy.hold("GET", INFORMERS)
         remove(kube, lws_and_ds())
