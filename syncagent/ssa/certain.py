@@ -11,10 +11,14 @@ the answer is unknown. It is known without a request when:
   resourceVersion: nobody changed the object since we last converged it, and we now want
   something else.
 
-A write to an object the caller saw carries that object's UID (``with_uid``): the API server then
-refuses to create it when it is gone (409 "uid mismatch") and refuses a recreated copy (422,
-``metadata.uid`` immutable), so a stale cache view never re-creates an object that was just
-deleted. ``metadata.uid`` is not tracked by managedFields, so this changes no ownership.
+Every write is targeted at what the caller saw (``targeted``). A write to an object the caller
+saw carries that object's UID: the API server then refuses to create it when it is gone (409
+"uid mismatch") and refuses a recreated copy (422, ``metadata.uid`` immutable), so a stale cache
+view never re-creates an object that was just deleted. A write to an object the caller saw absent
+carries a resourceVersion no object has (``CREATE_ONLY``): the server ignores it when it creates,
+and refuses the write (409, "the object has been modified") when an object of that name exists,
+before anything is stored. So a create never writes over an object it did not look at, and it
+needs no read first. Neither field is tracked by managedFields, so this changes no ownership.
 """
 
 from __future__ import annotations
@@ -65,6 +69,19 @@ def write_is_certain(
         return True
     version = str((live.get("metadata") or {}).get("resourceVersion") or "")
     return recorded is not None and recorded[1] == version and recorded[0] != digest
+
+
+# The largest resourceVersion the API server parses (uint64): etcd never reaches it.
+CREATE_ONLY = "18446744073709551615"
+
+
+def targeted(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A write of ``desired`` targeted at the object ``live`` is (``with_uid``), or, when ``live``
+    is None, at no object (create-only). A deliberate resourceVersion precondition stays."""
+    meta = desired.get("metadata") or {}
+    if live is not None or meta.get("resourceVersion"):
+        return with_uid(desired, live)
+    return {**desired, "metadata": {**meta, "resourceVersion": CREATE_ONLY}}
 
 
 def with_uid(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -14,7 +14,10 @@ as amended by docs/write-protocol.md).
 5. Otherwise the real apply; the resulting resourceVersion is recorded.
 
 A write to an object the caller saw carries its UID, so it never re-creates an object that was
-deleted meanwhile (``certain.with_uid``).
+deleted meanwhile; a write to an object the caller saw absent is create-only, so it never
+writes over one that exists (``certain.targeted``). A create is sent forced: it can take no
+field (there is no object), and an object that exists after all then fails the create-only
+precondition rather than a field conflict.
 
 Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. An engine made with
 ``dry_run=True`` never writes: applies are plans, and patches, deletes and takeovers are
@@ -30,7 +33,7 @@ import anyio
 
 from syncagent.ssa.applyplan import ApplyPlan as _Plan
 from syncagent.ssa.cache import CacheKey, fingerprint
-from syncagent.ssa.certain import with_uid, write_is_certain
+from syncagent.ssa.certain import targeted, with_uid, write_is_certain
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.desired import check_desired, digest, ref_of, without
@@ -38,6 +41,8 @@ from syncagent.ssa.errors import (
     ApplyAllError,
     Conflict,
     ConflictError,
+    ExistsError,
+    PreconditionError,
     SsaError,
 )
 from syncagent.ssa.options import ApplyOptions, Live
@@ -197,7 +202,9 @@ class Engine(Verbs):
         if plan.converged and plan.result is not None:
             self._record(plan, plan.live)
             return self._entry(plan, plan.result)
-        if plan.certain:
+        if plan.live is None:
+            result = await self._create(plan)
+        elif plan.certain:
             result = await self._write_asking(plan)
         else:
             result = await self._write(plan, force=plan.options.force)
@@ -219,6 +226,21 @@ class Engine(Verbs):
             fingerprint=self._print(plan, obj),
             partial=bool(plan.yielded),
         )
+
+    async def _create(self, plan: _Plan) -> dict[str, Any]:
+        """A create-only write, forced: nobody owns a field of an object that does not exist."""
+        try:
+            return await self._write(plan, force=True)
+        except PreconditionError as err:
+            if (plan.desired.get("metadata") or {}).get("resourceVersion"):
+                raise  # the caller's own precondition, not the create-only one
+            raise ExistsError(
+                plan.ref.subject,
+                "exists, though this write was a create (the object was not seen); nothing "
+                "was written: read it and decide again",
+                code=err.code,
+                reason=err.reason,
+            ) from err
 
     async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
         """A certain write: non-forced; on 409 record the conflicts (or yield some paths and
@@ -248,7 +270,7 @@ class Engine(Verbs):
     async def _write(self, plan: _Plan, *, force: bool) -> dict[str, Any]:
         return await self.api.apply(
             plan.ref,
-            with_uid(plan.desired, plan.live),
+            targeted(plan.desired, plan.live),
             manager=plan.manager,
             force=force,
             dry_run=False,

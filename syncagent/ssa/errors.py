@@ -92,6 +92,10 @@ class PreconditionError(ApiError):
     """A UID or resourceVersion precondition did not hold (the object changed or was replaced)."""
 
 
+class ExistsError(PreconditionError):
+    """A create-only write found an object of that name: nothing was written."""
+
+
 class ConflictError(ApiError):
     """A non-forced apply would take fields other managers own."""
 

@@ -24,7 +24,12 @@ from syncagent.ssa import managedfields
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.engine import Engine
-from syncagent.ssa.errors import DesiredObjectError, OwnershipError, PreconditionError
+from syncagent.ssa.errors import (
+    DesiredObjectError,
+    ExistsError,
+    OwnershipError,
+    PreconditionError,
+)
 from syncagent.ssa.options import ABSENT, ApplyOptions, Live
 from syncagent.ssa.paths import Field, Key
 
@@ -117,6 +122,10 @@ async def apply_controlled(
     ``shared`` object (co-owned: the model Services) still hands the reference to the ownership
     manager at once, because its owners apply the same content under one manager.
 
+    ``live`` None (the caller cannot tell whether it exists): the create is sent without a read.
+    It is create-only (``certain.targeted``), so an object of that name fails it untouched; that
+    object is then read and decided on as below.
+
     Existing: refuse if someone else controls it or it is not adoptable. Adoption (no
     controller) is the ownership apply, then the content apply without the reference. An object
     we control gets the content apply only, carrying the reference exactly when its content
@@ -130,20 +139,35 @@ async def apply_controlled(
             ref_of(desired).subject,
             "the desired content carries a controller reference; pass it as controller= instead",
         )
-    current = await engine.live_view(desired, live)
-    item = controller.item(controller=True)
+    plan_only = engine.dry_run or options.dry_run  # a dry run is not create-only: read first
+    current = None if live is None and not plan_only else await engine.live_view(desired, live)
     if current is None:
-        # Create: the reference is on the object from its first write.
-        content = await engine.apply(
-            with_references(desired, item), options.but(on_conflict=None), live=ABSENT
-        )
-        if not shared:
-            return [content]
-        owned = await set_controller(
-            engine, desired, controller=controller, scheme=scheme, live=content.object
-        )
-        release = await engine.apply(desired, options.but(on_conflict=None), live=owned.object)
-        return [content, owned, release]
+        try:
+            return await _create(
+                engine, desired, options, controller=controller, scheme=scheme, shared=shared
+            )
+        except ExistsError:
+            if live is not None:
+                raise  # the caller saw it absent: its view is stale, let it decide again
+        # Nobody said whether it exists, and it does: decide on the object as it is.
+        current = await engine.get(desired)
+        if current is None:
+            raise PreconditionError(ref_of(desired).subject, "appeared and went; retry")
+    return await _apply_existing(
+        engine, desired, options, current, controller=controller, scheme=scheme, shared=shared
+    )
+
+
+async def _apply_existing(
+    engine: Engine,
+    desired: Mapping[str, Any],
+    options: ApplyOptions,
+    current: dict[str, Any],
+    *,
+    controller: OwnerRef,
+    scheme: OwnershipScheme,
+    shared: bool,
+) -> list[ChangeSetEntry]:
     _check_may_control(ref_of(desired).subject, current, controller, scheme)
     entries = []
     if controller_of(current) is None:
@@ -153,9 +177,34 @@ async def apply_controlled(
         entries.append(owned)
         current = owned.object
     keeps = not shared and options.manager in _holders(current, controller.uid)
-    body = with_references(desired, item) if keeps else desired
+    body = with_references(desired, controller.item(controller=True)) if keeps else desired
     entries.append(await engine.apply(body, options, live=current))
     return entries
+
+
+async def _create(
+    engine: Engine,
+    desired: Mapping[str, Any],
+    options: ApplyOptions,
+    *,
+    controller: OwnerRef,
+    scheme: OwnershipScheme,
+    shared: bool,
+) -> list[ChangeSetEntry]:
+    """One create-only content apply carrying the reference (``ExistsError`` if the name is
+    taken); a co-owned object then hands the reference to the ownership manager."""
+    content = await engine.apply(
+        with_references(desired, controller.item(controller=True)),
+        options.but(on_conflict=None),
+        live=ABSENT,
+    )
+    if not shared:
+        return [content]
+    owned = await set_controller(
+        engine, desired, controller=controller, scheme=scheme, live=content.object
+    )
+    release = await engine.apply(desired, options.but(on_conflict=None), live=owned.object)
+    return [content, owned, release]
 
 
 def _check_may_control(

@@ -113,7 +113,12 @@ async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_
     assert holders(created[-1].object) == {OWNERSHIP}
     writes = engine.counter.writes
     again = await create_controlled(
-        engine, deployment(namespace), manager=WORKLOADS, controller=controller, shared=True
+        engine,
+        deployment(namespace),
+        manager=WORKLOADS,
+        controller=controller,
+        shared=True,
+        live=created[-1].object,
     )
     assert [e.action for e in again] == ["unchanged"]
     assert engine.counter.writes == writes
@@ -226,7 +231,9 @@ async def test_refuses_an_object_controlled_by_someone_else(async_client, namesp
         await create_controlled(
             engine, deployment(namespace, replicas=5), manager=WORKLOADS, controller=b
         )
-    assert engine.counter.writes == writes
+    # One write request: the create-only apply, which the server refused (nothing stored:
+    # test_ssa_create_only.py); then the object was read and the control check refused.
+    assert engine.counter.writes == writes + 1
     assert (await engine.get(deployment(namespace)))["metadata"]["resourceVersion"] == (
         live["metadata"]["resourceVersion"]
     )

@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from syncagent.ssa import ABSENT, ApplyOptions, ConflictError, Engine, PreconditionError
+from syncagent.ssa.certain import CREATE_ONLY
 
 BASE = "https://k8s.test"
 PATH = "/api/v1/namespaces/ns/configmaps/"
@@ -38,12 +39,14 @@ class FakeServer:
         self.objects: dict[str, dict] = {}
         self.rv = 100
         self.log: list[tuple[str, str, dict]] = []
+        self.bodies: list[dict | None] = []
         self.conflict_unless_forced = False
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         params = dict(request.url.params)
         name = request.url.path.rsplit("/", 1)[-1]
         self.log.append((request.method, name, params))
+        self.bodies.append(orjson.loads(request.content) if request.content else None)
         if request.method == "GET":
             obj = self.objects.get(name)
             return (
@@ -179,9 +182,10 @@ async def test_non_forced_conflict_raises(server, engine):
     with pytest.raises(ConflictError) as err:
         await engine.apply(cm(a="2"), ApplyOptions(manager="m"))
     assert str(err.value).startswith("ConfigMap/ns/c: ")
-    # The non-forced write was refused: nothing changed, and nothing was forced.
+    # The non-forced write was refused: nothing changed, and nothing was forced (the create
+    # before it was: nobody owns a field of an object that does not exist yet).
     assert server.objects["c"]["data"] == {"a": "1"}
-    assert [p.get("force") for m, _, p in server.log if m == "PATCH"] == [None, None]
+    assert [p.get("force") for m, _, p in server.log if m == "PATCH"] == ["true", None]
 
 
 @pytest.mark.anyio
@@ -200,11 +204,12 @@ async def test_stale_live_view_is_refreshed(server, engine):
 async def test_absent_marker_skips_the_get(server, engine):
     entry = await engine.apply(cm(), ApplyOptions(manager="m"), live=ABSENT)
     assert entry.action == "created"
-    # A create is a certain write: one non-forced apply (a stale "absent" would come back
-    # as a conflict, like a dry run's), no dry run.
+    # A create is a certain write: one forced, create-only apply (a stale "absent" comes back
+    # as a failed precondition, test_ssa_create_only.py), no dry run.
     assert [(m, p.get("dryRun"), p.get("force")) for m, _, p in server.log] == [
-        ("PATCH", None, None)
+        ("PATCH", None, "true")
     ]
+    assert server.bodies[-1]["metadata"]["resourceVersion"] == CREATE_ONLY
 
 
 @pytest.mark.anyio
