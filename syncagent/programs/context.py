@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from syncagent.api import DynamoGraphDeployment, Restart, unknown
-from syncagent.api.schemas import check_schema
+from syncagent.api.schemas import check_live
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import routing, status
 from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
@@ -180,7 +180,7 @@ def failed(ctx: GraphContext, message: str, *, refused: bool = False) -> Program
 
 def unknown_fields_message(graph: Obj) -> str:
     """The ``UnknownFields`` condition's message: each unknown field and its close known one."""
-    return "; ".join(unknown.warnings(check_schema(dict(graph)).unknown))
+    return "; ".join(unknown.warnings(check_live(dict(graph)).unknown))
 
 
 def status_events(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from syncagent.api import validate_graph
-from syncagent.api.schemas import check_schema
+from syncagent.api.schemas import check_live
 from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
@@ -83,7 +83,7 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     hand-edited CRD may not fit it; the same structural check keeps such a graph from reaching
     the renderers.
     """
-    found = check_schema(dict(ctx.graph)).errors
+    found = check_live(dict(ctx.graph)).errors
     if found:
         return [str(f) for f in found]
     model = ctx.model

@@ -21,7 +21,7 @@ from syncagent.api import (
     validate_component_deployment,
 )
 from syncagent.api.component import checkpoint_of
-from syncagent.api.schemas import check_schema
+from syncagent.api.schemas import check_live
 from syncagent.kube import being_deleted, controlled_by, controller_of
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
@@ -289,7 +289,7 @@ def _parent_graph_uid(dcd: Obj) -> str:
 
 def _validate(dcd: Obj) -> tuple[str, str]:
     """``(message, Available reason)`` of an invalid DCD; an empty message when it is valid."""
-    found = check_schema(dict(dcd)).errors
+    found = check_live(dict(dcd)).errors
     if found:
         return "; ".join(str(f) for f in found), RECONCILING
     try:

@@ -116,11 +116,12 @@ def decode(obj: Mapping[str, Any]) -> list[ManagerEntry]:
 def entry_for(
     obj: Mapping[str, Any], manager: str, *, operation: str = "Apply", subresource: str = ""
 ) -> ManagerEntry | None:
-    """The entry of ``manager`` for this operation and subresource, if any."""
-    for entry in decode(obj):
-        key = (entry.manager, entry.operation, entry.subresource)
+    """The entry of ``manager`` for this operation and subresource, if any (only that one is
+    decoded: this runs after every write)."""
+    for raw in Body(obj).meta.managed_fields:
+        key = (raw.get("manager", ""), raw.get("operation", ""), raw.get("subresource") or "")
         if key == (manager, operation, subresource):
-            return entry
+            return decode_entry(raw)
     return None
 
 
@@ -141,9 +142,29 @@ def blame(obj: Mapping[str, Any]) -> dict[str, list[Owner]]:
 
 
 def managers_under(obj: Mapping[str, Any], prefix: FieldPath) -> set[str]:
-    """Managers owning ``prefix`` itself or anything below it."""
-    n = len(prefix)
-    return {e.manager for e in decode(obj) if any(p[:n] == prefix for p in e.fields)}
+    """Managers owning ``prefix`` itself or anything below it. Follows ``prefix`` down each
+    entry's fieldsV1 instead of decoding every path (this runs before every owned write)."""
+    found = set()
+    for raw in Body(obj).meta.managed_fields:
+        fields = raw.get("fieldsV1") or {}
+        if _reaches(fields, prefix) if prefix else fields:  # an empty set owns no path
+            found.add(str(raw.get("manager", "")))
+    return found
+
+
+def _reaches(node: Mapping[str, Any], prefix: FieldPath) -> bool:
+    """Whether the fieldsV1 set ``node`` owns ``prefix`` or a path below it. A member that
+    exists always owns a path (itself when empty, else ``.`` or a member below)."""
+    if not prefix:
+        return True
+    head, rest = prefix[0], prefix[1:]
+    if isinstance(head, Field):
+        child = node.get(f"f:{head.name}")
+        return child is not None and _reaches(child, rest)
+    return any(
+        raw != "." and decode_element(raw) == head and _reaches(child, rest)
+        for raw, child in node.items()
+    )
 
 
 def managed_fields_patch(

@@ -137,3 +137,35 @@ def test_managers_under_prefix():
         entry("b", {"f:spec": {"f:x": {}}}),
     )
     assert managedfields.managers_under(obj, (Field("metadata"), Field("ownerReferences"))) == {"a"}
+
+
+def test_managers_under_agrees_with_every_decoded_path():
+    # managers_under follows the prefix down the raw fieldsV1 instead of decoding every path;
+    # the definition it must agree with: a manager owns the prefix or a decoded path below it.
+    refs = {
+        "f:metadata": {
+            "f:ownerReferences": {
+                'k:{"uid":"u1"}': {".": {}, "f:uid": {}, "f:controller": {}},
+                'k:{"uid":"u2"}': {},
+            },
+            "f:labels": {"f:app": {}},
+        }
+    }
+    obj = obj_with(
+        entry("content", deployment_fields()),
+        entry("owners", refs),
+        entry("status", {"f:status": {"f:replicas": {}}}, subresource="status"),
+        entry("empty", {}),
+    )
+    entries = managedfields.decode(obj)
+    paths = {p for e in entries for p in e.fields}
+    prefixes = {p[:n] for p in paths for n in range(len(p) + 1)}
+    prefixes |= {
+        (Field("spec"), Field("absent")),
+        (Field("metadata"), Field("ownerReferences"), Key((("uid", "u3"),))),
+        (Field("spec"), Field("replicas"), Field("below-a-leaf")),
+    }
+    for prefix in prefixes:
+        n = len(prefix)
+        expected = {e.manager for e in entries if any(p[:n] == prefix for p in e.fields)}
+        assert managedfields.managers_under(obj, prefix) == expected, render(prefix)
