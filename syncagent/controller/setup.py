@@ -22,6 +22,7 @@ from syncagent.programs.view import CacheStore
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
     Cache,
+    beyond_status,
     controller_owner_key,
     enqueue,
     owner_keys,
@@ -185,7 +186,9 @@ def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> N
     ]
     for watched, queue, key_func in plan:
         for cache in caches[watched]:
-            cache.add_handler(enqueue(queue.add, key_func))
+            handler = enqueue(queue.add, key_func)
+            own = key_func is self_key  # a graph's or component's own status write: no wake
+            cache.add_handler(beyond_status(handler) if own else handler)
     components, graphs = caches[reg.COMPONENTS], caches[reg.GRAPHS]
     # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders
     # of both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.

@@ -121,6 +121,32 @@ def enqueue(add: Callable[[str], None], key_func: KeyFunc[T]) -> Handler[T]:
     return handle
 
 
+# What a change must move to wake the object's own controller: everything but status (and the
+# resourceVersion and managedFields any write moves).
+_WAKES = (
+    "generation",
+    "annotations",
+    "labels",
+    "finalizers",
+    "deletionTimestamp",
+    "ownerReferences",
+)
+
+
+def beyond_status(handler: Handler[Obj]) -> Handler[Obj]:
+    """``handler`` for creates, deletes and changes beyond ``status``: a controller's own status
+    write does not wake it again (disaggregatedset.md §6.3: a DGD is re-queued on create,
+    delete, a ``generation`` change or an annotation change; labels, finalizers, deletion and
+    owner references count too). ``generation`` moves with every ``spec`` change."""
+
+    def handle(change: Change[Obj]) -> None:
+        old, new = change.old, change.new
+        if old is None or new is None or any(meta(old).get(k) != meta(new).get(k) for k in _WAKES):
+            handler(change)
+
+    return handle
+
+
 def identity(raw: Obj) -> Any:
     return raw
 

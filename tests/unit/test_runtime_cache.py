@@ -2,7 +2,9 @@ import pytest
 
 from syncagent.runtime.cache import (
     Cache,
+    Change,
     ChangeType,
+    beyond_status,
     controller_owner_key,
     enqueue,
     label_key,
@@ -173,3 +175,33 @@ def test_watch_target_of_lightkube_resources():
     assert t.path == "apis/apps/v1/namespaces/ns/deployments"
     assert t.label_selector == "a=1,b=2"
     assert not WatchTarget.of(Namespace).namespaced
+
+
+def test_beyond_status_drops_status_only_changes_and_keeps_the_rest():
+    seen = []
+    handle = beyond_status(seen.append)
+    base = obj("g", rv="1", status={"state": "pending"})
+    base["metadata"]["generation"] = 3
+
+    def changed(**meta):
+        new = {**base, "metadata": {**base["metadata"], "resourceVersion": "2", **meta}}
+        return Change(ChangeType.MODIFIED, "ns", "g", base, new)
+
+    status_only = changed()
+    status_only.new["status"] = {"state": "successful"}
+    handle(status_only)
+    handle(changed(managedFields=[{"manager": "syncagent/status"}]))
+    assert seen == []
+    waking = [
+        Change(ChangeType.ADDED, "ns", "g", None, base),
+        Change(ChangeType.DELETED, "ns", "g", base, None),
+        changed(generation=4),
+        changed(annotations={"nvidia.com/enable-grove": "false"}),
+        changed(labels={"team": "a"}),
+        changed(finalizers=["x"]),
+        changed(deletionTimestamp="2026-12-02T00:00:00Z"),
+        changed(ownerReferences=[{"uid": "u"}]),
+    ]
+    for change in waking:
+        handle(change)
+    assert seen == waking
