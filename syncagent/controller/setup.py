@@ -185,9 +185,11 @@ def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> N
         (reg.WAIT_LEADER, dcd, component_owner),
     ]
     for watched, queue, key_func in plan:
+        own = key_func is self_key
+        add = queue.add if own or queue is not dgd else _soon(dgd)
         for cache in caches[watched]:
-            handler = enqueue(queue.add, key_func)
-            own = key_func is self_key  # a graph's or component's own status write: no wake
+            handler = enqueue(add, key_func)
+            # A graph's or component's own status write does not wake it again.
             cache.add_handler(beyond_status(handler) if own else handler)
     components, graphs = caches[reg.COMPONENTS], caches[reg.GRAPHS]
     # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders
@@ -196,6 +198,15 @@ def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> N
         for cache in caches[watched]:
             cache.add_handler(_namespace_handler(dgd, graphs))
             cache.add_handler(_namespace_handler(dcd, components))
+
+
+# A graph's status follows its children: the changes of its children within this window (four
+# components becoming ready, a create and the status writes after it) cost one reconcile.
+CHILD_WINDOW = 1.0
+
+
+def _soon(queue: WorkQueue) -> Callable[[str], None]:
+    return lambda key: queue.add_soon(key, CHILD_WINDOW)
 
 
 def _namespace_handler(queue: WorkQueue, caches: Caches) -> Callable[[Any], None]:

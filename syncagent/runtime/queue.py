@@ -5,6 +5,7 @@ Semantics (as client-go's workqueue):
 - a key handed out by :meth:`WorkQueue.get` is not handed out again until :meth:`done`; if it
   was added meanwhile it is queued again at ``done``, so the change is never lost;
 - :meth:`add_after` delays a key, keeping the earliest due time when delayed twice;
+- :meth:`add_soon` coalesces: a key already waiting stays as it is, else it is delayed;
 - :meth:`add_rate_limited` delays by the key's backoff; :meth:`forget` resets it.
 
 Create and use it inside an event loop; ``async with queue:`` runs the timer for delayed keys
@@ -76,6 +77,13 @@ class WorkQueue:
         self._delayed[key] = due
         heapq.heappush(self._heap, (due, next(self._seq), key))
         self._wake(timer=True)
+
+    def add_soon(self, key: str, window: float) -> None:
+        """Add ``key`` within ``window`` seconds, coalescing: a key already waiting is left as it
+        is (its reconcile reads the caches when it runs, so it sees this change too), and the
+        changes of one window cost one reconcile."""
+        if key not in self._dirty:
+            self.add_after(key, window)
 
     def add_rate_limited(self, key: str) -> float:
         """Delay ``key`` by its backoff; returns the delay chosen."""

@@ -101,6 +101,30 @@ async def test_add_after_delays_and_keeps_earliest_due_time():
         assert q.pending() == frozenset()
 
 
+async def test_add_soon_coalesces_a_window_of_changes_into_one_hand_out():
+    async with WorkQueue("q", metrics=Metrics()) as q:
+        q.add("waiting")
+        q.add_soon("waiting", 5.0)  # already waiting: stays as it is
+        assert await q.get() == "waiting"
+        q.done("waiting")
+        assert q.pending() == frozenset()
+        start = anyio.current_time()
+        for _ in range(5):
+            q.add_soon("child-changes", 0.05)
+        assert len(q) == 0
+        with anyio.fail_after(2):
+            assert await q.get() == "child-changes"
+        assert anyio.current_time() - start >= 0.05
+        # Taken: a change while it runs is delayed again, never lost.
+        q.add_soon("child-changes", 0.05)
+        q.done("child-changes")
+        with anyio.fail_after(2):
+            assert await q.get() == "child-changes"
+        q.done("child-changes")
+        assert len(q) == 0
+        assert q.pending() == frozenset()
+
+
 async def test_add_rate_limited_backs_off_exponentially_and_forget_resets():
     metrics = Metrics()
     async with WorkQueue("q", backoff=NO_JITTER, metrics=metrics) as q:
