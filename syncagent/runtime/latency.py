@@ -1,7 +1,7 @@
 """Time from a graph change to the status write that answers it (issue 16 item 4).
 
 The clock starts when the watch delivers a graph at a generation not seen before (a new graph,
-or a spec change) and stops at the first status write of that graph at that generation or a
+or a spec change) whose status has not observed it, and stops at the first status write of that graph at that generation or a
 later one. Queue wait, the reconcile and the write are all inside; a graph that never gets a
 status write (deleted first) is forgotten with it.
 """
@@ -18,6 +18,11 @@ from syncagent.runtime.metrics import Histogram
 
 def _generation(obj: Mapping[str, Any] | None) -> int:
     return int(((obj or {}).get("metadata") or {}).get("generation") or 0)
+
+
+def _observed(obj: Mapping[str, Any] | None) -> int:
+    status = (obj or {}).get("status") or {}
+    return int(status.get("observedGeneration") or 0) if isinstance(status, dict) else 0
 
 
 class ChangeLatency:
@@ -41,7 +46,12 @@ class ChangeLatency:
         generation = _generation(change.new)
         if generation > self._seen.get(key, 0):
             self._seen[key] = generation
-            self._pending.setdefault(key, (generation, self.clock()))
+            if _observed(change.new) >= generation:
+                # Answered already (a restarted agent lists converged graphs): no clock, or the
+                # graph's next change would be timed from the restart.
+                self._pending.pop(key, None)
+            else:
+                self._pending.setdefault(key, (generation, self.clock()))
 
     def written(self, key: str, generation: int) -> None:
         """A status write for ``key`` made at ``generation``: stop the clock it answers."""

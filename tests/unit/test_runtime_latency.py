@@ -52,3 +52,17 @@ def test_a_deleted_graph_is_forgotten():
     latency.handle(Change(ChangeType.DELETED, "ns", "g", graph(1), None))
     latency.written("ns/g", 1)
     assert metrics.graph_status_latency.count() == 0
+
+
+def test_a_restart_does_not_time_a_converged_graph_from_its_first_listing():
+    # A restarted agent lists every graph at a generation it has not seen; a converged one has
+    # observed it already, writes no status, and its next change is timed from that change.
+    metrics, clock = Metrics(), Clock()
+    latency = ChangeLatency(metrics.graph_status_latency, clock=clock)
+    converged = {**graph(3), "status": {"observedGeneration": 3}}
+    latency.handle(Change(ChangeType.ADDED, "ns", "g", None, converged))
+    clock.now = 140.0
+    latency.handle(change(ChangeType.MODIFIED, 4))
+    clock.now = 141.0
+    latency.written("ns/g", 4)
+    assert "syncagent_graph_change_to_status_seconds_sum 1\n" in metrics.render()
