@@ -209,7 +209,7 @@ def restart(kube: Kube, kubeconfig: Path, count: int, args: argparse.Namespace) 
     return agent
 
 
-def change_one(kube: Kube, agent: Agent) -> None:
+def change_one(kube: Kube, agent: Agent, count: int) -> None:
     kinds = KINDS
     versions = {
         (k, o["metadata"]["name"]): o["metadata"]["resourceVersion"]
@@ -235,6 +235,7 @@ def change_one(kube: Kube, agent: Agent) -> None:
         ),
         deadline=600,
         what="the change to roll out",
+        interval=poll_interval(count),
     )
     now = {
         (k, o["metadata"]["name"]): o["metadata"]["resourceVersion"]
@@ -313,7 +314,7 @@ def main() -> int:
         if not args.skip_agent_checks:
             agent = restart(kube, plane.kubeconfig, args.graphs, args)
             try:
-                change_one(kube, agent)
+                change_one(kube, agent, args.graphs)
             finally:
                 agent.stop()
         if args.shards:
