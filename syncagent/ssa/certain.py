@@ -78,10 +78,18 @@ CREATE_ONLY = "18446744073709551615"
 def targeted(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """A write of ``desired`` targeted at the object ``live`` is (``with_uid``), or, when ``live``
     is None, at no object (create-only). A deliberate resourceVersion precondition stays."""
-    meta = desired.get("metadata") or {}
-    if live is not None or meta.get("resourceVersion"):
+    if live is not None or not is_create_only(desired):
         return with_uid(desired, live)
-    return {**desired, "metadata": {**meta, "resourceVersion": CREATE_ONLY}}
+    return {
+        **desired,
+        "metadata": {**(desired.get("metadata") or {}), "resourceVersion": CREATE_ONLY},
+    }
+
+
+def is_create_only(desired: Mapping[str, Any]) -> bool:
+    """Whether a write of ``desired`` to an object seen absent is create-only: it carries no
+    resourceVersion precondition of its own."""
+    return not (desired.get("metadata") or {}).get("resourceVersion")
 
 
 def with_uid(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapping[str, Any]:

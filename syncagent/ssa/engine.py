@@ -33,7 +33,7 @@ import anyio
 
 from syncagent.ssa.applyplan import ApplyPlan as _Plan
 from syncagent.ssa.cache import CacheKey, fingerprint
-from syncagent.ssa.certain import targeted, with_uid, write_is_certain
+from syncagent.ssa.certain import is_create_only, targeted, with_uid, write_is_certain
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.compare import differences
 from syncagent.ssa.desired import check_desired, digest, ref_of, without
@@ -232,7 +232,7 @@ class Engine(Verbs):
         try:
             return await self._write(plan, force=True)
         except PreconditionError as err:
-            if (plan.desired.get("metadata") or {}).get("resourceVersion"):
+            if not is_create_only(plan.desired):
                 raise  # the caller's own precondition, not the create-only one
             raise ExistsError(
                 plan.ref.subject,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syncagent.api import Restart
-from syncagent.programs.checkpoint_gate import Checkpoints
+from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
 from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
@@ -125,11 +125,11 @@ def test_gating_across_selected_roles() -> None:
         },
     )
     comps = typed_components([gated, worker("prefill", "prefill")])
-    waiting = Checkpoints({"ck1": False}, comps)
+    waiting = Checkpoints({"ck1": False}, uses_of(comps))
     assert waiting.gated(["decode", "prefill"])
     assert waiting.waiting() == [("decode", "ck1")]
     assert not waiting.gated(["prefill"])
-    ready = Checkpoints({"ck1": True}, comps)
+    ready = Checkpoints({"ck1": True}, uses_of(comps))
     assert not ready.gated(["decode", "prefill"])
     assert ready.status() == {"decode": {"checkpointName": "ck1", "ready": True}}
 
