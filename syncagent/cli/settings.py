@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from syncagent.cli.flags import duration, positive_int
+from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 
 T = TypeVar("T")
 
@@ -75,9 +76,9 @@ class Watches:
     concurrency: int = flag(
         "--concurrency",
         type=positive_int,
-        default=4,
+        default=DEFAULT_CONCURRENCY,
         metavar="N",
-        help="reconciles running at once per controller (default 4)",
+        help=f"reconciles running at once per controller (default {DEFAULT_CONCURRENCY})",
     )
 
 

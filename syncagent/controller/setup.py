@@ -35,6 +35,7 @@ from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
+from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 from syncagent.ssa import Engine
 from syncagent.ssa.fights import FightDetector, FightPolicy
 
@@ -47,7 +48,7 @@ class ControllerSettings:
     """What the two controllers need from the command line (``syncagent run``)."""
 
     namespaces: tuple[str, ...] = ()  # empty: every namespace
-    concurrency: int = 4
+    concurrency: int = DEFAULT_CONCURRENCY
     resync_period: float = 600.0
     discovery_backend: str = "kubernetes"
     fights: FightPolicy | None = None

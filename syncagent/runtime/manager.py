@@ -33,7 +33,7 @@ from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.shutdown import Shutdown, watch_signals
 from syncagent.runtime.watchset import WatchSet
-from syncagent.runtime.workers import Reconcile, resync_every, run_workers
+from syncagent.runtime.workers import DEFAULT_CONCURRENCY, Reconcile, resync_every, run_workers
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class Manager:
         name: str,
         reconcile: Reconcile,
         *,
-        concurrency: int = 4,
+        concurrency: int = DEFAULT_CONCURRENCY,
         resync_period: float | None = None,
         keys: Callable[[], Iterable[str]] | None = None,
         backoff: Backoff | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import httpx2
@@ -94,6 +95,13 @@ def wait_ready_endpoints(kube: Kube, ns: str, service: str, count: int) -> list[
     )
 
 
+def _of(service: str, slices: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The EndpointSlices of ``service``."""
+    return [
+        s for s in slices if (s["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) == service
+    ]
+
+
 def _ready_addresses(slices: list[dict[str, Any]]) -> set[str]:
     found = set()
     for s in slices:
@@ -105,7 +113,7 @@ def _ready_addresses(slices: list[dict[str, Any]]) -> set[str]:
 
 class EndpointRecorder:
     """Records, from the server's EndpointSlices, every moment a watched Service had no ready
-    endpoint. ``services`` are Service names; each must have one at the start."""
+    endpoint. ``services`` are Service names; recording starts once each has one."""
 
     def __init__(self, kube: Kube, ns: str, services: list[str]) -> None:
         self.kube, self.ns, self.services = kube, ns, services
@@ -122,7 +130,11 @@ class EndpointRecorder:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> EndpointRecorder:
-        listed = self.kube.request("GET", self.kube.path("EndpointSlice", self.ns))
+        listed = eventually(
+            self._serving_listing,
+            deadline=DEADLINE,
+            what=f"a ready endpoint behind each of {self.services} before recording",
+        )
         for obj in listed["items"]:
             self.slices[obj["metadata"]["name"]] = obj
         with self._lock:
@@ -132,6 +144,16 @@ class EndpointRecorder:
         )
         self._thread.start()
         return self
+
+    def _serving_listing(self) -> dict[str, Any] | None:
+        """The namespace's EndpointSlices once every watched Service has a ready endpoint.
+        A graph turns Ready from its workloads' status; the EndpointSlice controller follows
+        the same pods on its own, a moment later, so a recording that started at Ready could
+        charge that lag to the change under test."""
+        listed = self.kube.request("GET", self.kube.path("EndpointSlice", self.ns))
+        if all(_ready_addresses(_of(service, listed["items"])) for service in self.services):
+            return listed
+        return None
 
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
@@ -191,12 +213,7 @@ class EndpointRecorder:
 
     def _check(self, cause: str) -> None:
         for service in self.services:
-            slices = [
-                s
-                for s in self.slices.values()
-                if (s["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) == service
-            ]
-            ready = _ready_addresses(slices)
+            ready = _ready_addresses(_of(service, self.slices.values()))
             self.seen[service] |= ready
             now = time.monotonic()
             if not ready:
