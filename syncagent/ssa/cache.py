@@ -1,12 +1,12 @@
 """Records that a desired object was converged at a resourceVersion (design §4.2 steps 1, 5).
 
-A record also keeps the object's *fingerprint* when the object has one: its generation with its
-labels, annotations and owner references, for a desired object that sets nothing but metadata
-and ``spec``. The API server bumps ``metadata.generation`` on every change of ``spec`` (all
-workload kinds, and custom resources with a status subresource), and the rest of what our
-apply compares is in the fingerprint, so a new resourceVersion with the same fingerprint is a
-status-only change (a controller reporting progress): still converged, no dry run
-(docs/write-protocol.md).
+A record also keeps the object's *fingerprint*: the live values of what the desired object sets
+(each top-level field but metadata, the labels and annotations it sets, other metadata it sets,
+and the owner references). An apply of the same desired object onto the same values changes
+nothing, so a new resourceVersion with the same fingerprint is a change our apply would not
+undo: a controller reporting status or writing its own annotation (the Deployment controller's
+revision, which also bumps the Deployment's generation), a label someone else added. Still
+converged, no dry run (docs/write-protocol.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ import orjson
 
 from syncagent.kube.objects import Body, ObjectRef
 
-_SPEC_ONLY = frozenset({"apiVersion", "kind", "metadata", "spec"})
+_IDENTITY = frozenset({"apiVersion", "kind", "metadata"})
+_KEYED = ("labels", "annotations")
+# Metadata the fingerprint takes apart (identity and preconditions: none; keyed: by key).
+_META_APART = frozenset({"name", "namespace", "uid", "resourceVersion", "ownerReferences", *_KEYED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +44,28 @@ class CacheKey:
 def fingerprint(
     obj: Mapping[str, Any] | None, desired: Mapping[str, Any], *, subresource: str = ""
 ) -> str:
-    """Generation, labels, annotations and owner references of ``obj``, hashed; "" when they
-    cannot stand for the object (no generation, a status apply, or ``desired`` sets more than
-    metadata and ``spec``)."""
-    meta = Body(obj).meta.raw
-    if subresource or not meta.get("generation") or not set(desired) <= _SPEC_ONLY:
+    """The live values of what ``desired`` sets (module doc), hashed; "" for a status apply,
+    whose live status other writers share (its record keeps the resourceVersion rule)."""
+    if subresource:
         return ""
-    parts = [meta.get(k) for k in ("generation", "labels", "annotations", "ownerReferences")]
+    body = Body(obj)
+    live, meta, wanted = body.raw, body.meta.raw, desired.get("metadata") or {}
+    parts = [
+        [(key, live.get(key)) for key in sorted(desired) if key not in _IDENTITY],
+        [_only(meta.get(key), wanted.get(key)) for key in _KEYED],
+        [(key, meta.get(key)) for key in sorted(wanted) if key not in _META_APART],
+        meta.get("ownerReferences"),
+    ]
     return hashlib.blake2b(
         orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=12
     ).hexdigest()
+
+
+def _only(live: Mapping[str, str] | None, wanted: Mapping[str, str] | None) -> list[Any]:
+    """The live values of the keys ``wanted`` sets: an apply neither reads nor touches the
+    others."""
+    live = live or {}
+    return [(key, live.get(key)) for key in sorted(wanted or ())]
 
 
 class ConvergenceCache:

@@ -122,6 +122,62 @@ async def test_stale_cache_view_is_not_trusted(async_client, client, namespace):
 
 
 @pytest.mark.anyio
+async def test_what_a_controller_writes_beside_our_apply_costs_no_request(
+    async_client, client, namespace
+):
+    """What the Deployment controller writes after a create (status, its revision annotation)
+    and a label someone else adds leave our apply converged: no dry run. A change to a label
+    we apply is one our apply undoes: dry run, then the write."""
+    desired = deployment(namespace, replicas=1, labels={"app": "web", "tier": "ours"})
+    engine = Engine(async_client)
+    created = await engine.apply(desired, ApplyOptions(manager=MANAGER))
+    client.patch(
+        Deployment,
+        "web",
+        {
+            "metadata": {
+                "annotations": {"deployment.kubernetes.io/revision": "1"},
+                "labels": {"team": "theirs"},
+            }
+        },
+        namespace=namespace,
+        field_manager="kube-controller-manager",
+    )
+    client.patch(
+        Deployment.Status,
+        "web",
+        {"status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1}},
+        namespace=namespace,
+        field_manager="kube-controller-manager",
+    )
+    moved = (await engine.get(desired)) or {}
+    assert moved["metadata"]["resourceVersion"] != created.resource_version
+    before = engine.counter.total
+    again = await engine.apply(desired, ApplyOptions(manager=MANAGER), live=moved)
+    assert again.action == "unchanged"
+    assert engine.counter.total == before
+
+    client.patch(
+        Deployment,
+        "web",
+        {"metadata": {"labels": {"tier": "changed"}}},
+        namespace=namespace,
+        field_manager="someone",
+    )
+    relabelled = (await engine.get(desired)) or {}
+    writes, dry_runs = engine.counter.writes, engine.counter.count("apply", dry_run=True)
+    restored = await engine.apply(
+        desired, ApplyOptions(manager=MANAGER, force=True), live=relabelled
+    )
+    assert restored.action == "configured"
+    assert restored.object["metadata"]["labels"] == {"app": "web", "tier": "ours", "team": "theirs"}
+    assert (engine.counter.writes, engine.counter.count("apply", dry_run=True)) == (
+        writes + 1,
+        dry_runs + 1,
+    )
+
+
+@pytest.mark.anyio
 async def test_status_apply_converges_and_honours_resource_version(async_client, namespace):
     engine = Engine(async_client)
     pcs = await engine.apply(podcliqueset(namespace), ApplyOptions(manager=MANAGER))

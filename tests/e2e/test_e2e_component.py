@@ -31,6 +31,15 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         wait_ready(kube, namespace, "demo", what="the Component graph Ready")
+        # What the controllers wrote meanwhile (status, the Deployment controller's revision
+        # annotation, which bumps the generation) is nothing the agent's apply would undo: its
+        # first convergence needed no dry run.
+        dry_runs = {
+            dict(labels)["resource"]: value
+            for (name, labels), value in agent.scrape().samples.items()
+            if name == "syncagent_api_requests_total" and dict(labels)["dry_run"] == "true"
+        }
+        assert sum(dry_runs.values()) == 0, dry_runs
         dcds = {d["metadata"]["name"]: d for d in kube.list(DCD, namespace)}
         assert set(dcds) == {"demo-frontend", "demo-decode", "demo-prefill"}
         for dcd in dcds.values():

@@ -70,26 +70,58 @@ def test_a_write_to_a_seen_object_carries_its_uid_and_leaves_the_desired_object_
     assert with_uid(DESIRED, None) is DESIRED
 
 
-def test_a_status_only_change_keeps_a_spec_objects_record_converged():
+def test_changes_an_apply_would_not_undo_keep_its_record_converged():
     from syncagent.kube.objects import ObjectRef
     from syncagent.ssa.cache import CacheKey, ConvergenceCache, fingerprint
 
-    desired = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}, "spec": {}}
-    obj = {"metadata": {"generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"}}
+    desired = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "a", "labels": {"a": "1"}},
+        "spec": {},
+    }
+    obj = {"metadata": {"generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"}, "spec": {}}
     key = CacheKey.of(ObjectRef("apps/v1", "Deployment", "a", "ns"), manager="me")
     cache = ConvergenceCache()
     cache.record(key, digest="d", resource_version="7", fingerprint=fingerprint(obj, desired))
     status_only = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "9"}}
-    relabelled = {**status_only, "metadata": {**status_only["metadata"], "labels": {"a": "2"}}}
-    respec = {**status_only, "metadata": {**status_only["metadata"], "generation": 3}}
-    for view, converged in ((status_only, True), (relabelled, False), (respec, False)):
+
+    def meta(**changed: object) -> dict:
+        return {**status_only, "metadata": {**status_only["metadata"], **changed}}
+
+    relabelled = meta(labels={"a": "2"})
+    unlabelled = meta(labels={})
+    # the Deployment controller's revision annotation (which bumps a Deployment's generation)
+    theirs = meta(
+        generation=3,
+        labels={"a": "1", "b": "x"},
+        annotations={"deployment.kubernetes.io/revision": "1"},
+    )
+    respec = {**meta(generation=3), "spec": {"replicas": 2}}
+    adopted = meta(ownerReferences=[{"uid": "u"}])
+    for view, converged in (
+        (status_only, True),
+        (theirs, True),
+        (relabelled, False),
+        (unlabelled, False),
+        (respec, False),
+        (adopted, False),
+    ):
         print_ = fingerprint(view, desired)
         assert (
             cache.converged(key, digest="d", resource_version="9", fingerprint=print_) is converged
         )
-    # No generation (a Service, a Role), more than spec, or a status apply: no fingerprint.
-    assert fingerprint({"metadata": {}}, desired) == ""
-    assert fingerprint(obj, {**desired, "rules": []}) == ""
+    # Whatever the desired object sets counts (a Role's rules, a ConfigMap's data), and only
+    # that; a status apply has no fingerprint (other writers share the status).
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "rules": [{"verbs": ["get"]}],
+    }
+    granted = {"metadata": {"resourceVersion": "3"}, "rules": [{"verbs": ["get"]}]}
+    widened = {**granted, "rules": [{"verbs": ["get", "list"]}]}
+    assert fingerprint(granted, role) == fingerprint({**granted, "extra": 1}, role)
+    assert fingerprint(granted, role) != fingerprint(widened, role)
     assert fingerprint(obj, desired, subresource="status") == ""
 
 
