@@ -1,8 +1,8 @@
 """Records that a desired object was converged at a resourceVersion (design §4.2 steps 1, 5).
 
-A record also keeps the object's *fingerprint*: the live values of what the desired object sets
-(each top-level field but metadata, the labels and annotations it sets, other metadata it sets,
-and the owner references). An apply of the same desired object onto the same values changes
+A record also keeps the object's *fingerprint*: its UID and the live values of what the desired
+object sets (each top-level field but metadata, the labels and annotations it sets, other
+metadata it sets, and the owner references). An apply of the same desired object onto the same values changes
 nothing, so a new resourceVersion with the same fingerprint is a change our apply would not
 undo: a controller reporting status or writing its own annotation (the Deployment controller's
 revision, which also bumps the Deployment's generation), a label someone else added. Still
@@ -51,6 +51,8 @@ def fingerprint(
     body = Body(obj)
     live, meta, wanted = body.raw, body.meta.raw, desired.get("metadata") or {}
     parts = [
+        # a record is of one object: a recreated one (same name, same content) is another
+        meta.get("uid"),
         [(key, live.get(key)) for key in sorted(desired) if key not in _IDENTITY],
         [_only(meta.get(key), wanted.get(key)) for key in _KEYED],
         [(key, meta.get(key)) for key in sorted(wanted) if key not in _META_APART],

@@ -80,7 +80,10 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
         "metadata": {"name": "a", "labels": {"a": "1"}},
         "spec": {},
     }
-    obj = {"metadata": {"generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"}, "spec": {}}
+    obj = {
+        "metadata": {"uid": "1", "generation": 2, "labels": {"a": "1"}, "resourceVersion": "7"},
+        "spec": {},
+    }
     key = CacheKey.of(ObjectRef("apps/v1", "Deployment", "a", "ns"), manager="me")
     cache = ConvergenceCache()
     cache.record(key, digest="d", resource_version="7", fingerprint=fingerprint(obj, desired))
@@ -99,6 +102,7 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
     )
     respec = {**meta(generation=3), "spec": {"replicas": 2}}
     adopted = meta(ownerReferences=[{"uid": "u"}])
+    recreated = meta(uid="2", generation=1)
     for view, converged in (
         (status_only, True),
         (theirs, True),
@@ -106,6 +110,7 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
         (unlabelled, False),
         (respec, False),
         (adopted, False),
+        (recreated, False),
     ):
         print_ = fingerprint(view, desired)
         assert (
