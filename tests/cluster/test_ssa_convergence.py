@@ -178,6 +178,24 @@ async def test_what_a_controller_writes_beside_our_apply_costs_no_request(
 
 
 @pytest.mark.anyio
+async def test_a_copy_recreated_under_the_name_is_not_converged_by_the_old_record(
+    async_client, client, namespace
+):
+    """Same name, same content, another object (someone deleted ours and created theirs): our
+    apply writes, so the copy carries our manager's fields again."""
+    desired = {**configmap(namespace, "c"), "data": {"k": "v"}}
+    engine = Engine(async_client)
+    await engine.apply(desired, ApplyOptions(manager=MANAGER))
+    client.delete(ConfigMap, "c", namespace=namespace)
+    copy = await Engine(async_client).apply(desired, ApplyOptions(manager="someone"))
+    writes = engine.counter.writes
+    again = await engine.apply(desired, ApplyOptions(manager=MANAGER), live=copy.object)
+    assert engine.counter.writes == writes + 1
+    managers = {m["manager"] for m in again.object["metadata"]["managedFields"]}
+    assert managers == {MANAGER, "someone"}
+
+
+@pytest.mark.anyio
 async def test_status_apply_converges_and_honours_resource_version(async_client, namespace):
     engine = Engine(async_client)
     pcs = await engine.apply(podcliqueset(namespace), ApplyOptions(manager=MANAGER))
