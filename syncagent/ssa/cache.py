@@ -2,11 +2,11 @@
 
 A record also keeps the object's *fingerprint*: its UID and the live values of what the desired
 object sets (each top-level field but metadata, the labels and annotations it sets, other
-metadata it sets, and the owner references). An apply of the same desired object onto the same values changes
-nothing, so a new resourceVersion with the same fingerprint is a change our apply would not
-undo: a controller reporting status or writing its own annotation (the Deployment controller's
-revision, which also bumps the Deployment's generation), a label someone else added. Still
-converged, no dry run (docs/write-protocol.md).
+metadata it sets, and the owner references). An apply of the same desired object onto the same
+values changes nothing, so a new resourceVersion with the same fingerprint is a change our
+apply would not undo: a controller reporting status or writing its own annotation (the
+Deployment controller's revision, which also bumps the Deployment's generation), a label
+someone else added. Still converged, no dry run (docs/write-protocol.md).
 """
 
 from __future__ import annotations
