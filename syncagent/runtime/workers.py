@@ -18,8 +18,8 @@ from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.queue import QueueShutDown, WorkQueue
 
 # Reconciles in flight per controller. They wait on the API server, not on the CPU: one request
-# stalled until its timeout then holds 1/N of the controller, and with 4 the R2 chaos run (10%
-# faults, 5 s stalls) spent 1.7-2.0x its clean time against 1.4-1.6x with 8 (docs/retries.md).
+# stalled until its timeout then holds 1/N of the controller: with 4, the R2 chaos run (10%
+# faults, 5 s stalls) spent 1.65-2.01x its clean time, with 8 mostly 1.4-1.6x (docs/retries.md).
 DEFAULT_CONCURRENCY = 8
 
 log = logging.getLogger(__name__)
