@@ -1,9 +1,9 @@
 """Time from a graph change to the status write that answers it (issue 16 item 4).
 
 The clock starts when the watch delivers a graph at a generation not seen before (a new graph,
-or a spec change) whose status has not observed it, and stops at the first status write of that graph at that generation or a
-later one. Queue wait, the reconcile and the write are all inside; a graph that never gets a
-status write (deleted first) is forgotten with it.
+or a spec change) whose status has not observed it, and stops at the first status write of that
+graph at that generation or a later one. Queue wait, the reconcile and the write are all
+inside; a graph that never gets a status write (deleted first) is forgotten with it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,13 +80,22 @@ class ConvergenceCache:
         self._max = max_entries
 
     def converged(
-        self, key: CacheKey, *, digest: str, resource_version: str, fingerprint: str = ""
+        self,
+        key: CacheKey,
+        *,
+        digest: str,
+        resource_version: str,
+        fingerprint: Callable[[], str] = str,
     ) -> bool:
+        """``fingerprint`` is asked only when the resourceVersion moved: it hashes the live
+        values of everything the desired object sets, and a converged resync needs none."""
         record = self._entries.get(key)
         if record is None or not resource_version or record[0] != digest:
             return False
         self._entries.move_to_end(key)
-        return record[1] == resource_version or (bool(fingerprint) and record[2] == fingerprint)
+        if record[1] == resource_version:
+            return True
+        return bool(record[2]) and record[2] == fingerprint()
 
     def recorded(self, key: CacheKey) -> tuple[str, str] | None:
         """The (digest, resourceVersion) last recorded for ``key``, if any. A ``partial``

@@ -161,7 +161,7 @@ class Engine(Verbs):
             return
         rv = _rv(plan.live)
         if plan.live is not None and self.cache.converged(
-            plan.key, digest=plan.digest, resource_version=rv, fingerprint=self._print(plan)
+            plan.key, digest=plan.digest, resource_version=rv, fingerprint=lambda: self._print(plan)
         ):
             plan.converged, plan.result = True, plan.live
             return

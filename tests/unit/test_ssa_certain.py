@@ -112,10 +112,19 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
         (adopted, False),
         (recreated, False),
     ):
-        print_ = fingerprint(view, desired)
-        assert (
-            cache.converged(key, digest="d", resource_version="9", fingerprint=print_) is converged
+        asked = cache.converged(
+            key,
+            digest="d",
+            resource_version="9",
+            fingerprint=lambda v=view: fingerprint(v, desired),
         )
+        assert asked is converged
+
+    def unasked() -> str:
+        raise AssertionError("fingerprint computed although the resourceVersion is recorded")
+
+    # At the recorded resourceVersion (every object of a converged resync) nothing is hashed.
+    assert cache.converged(key, digest="d", resource_version="7", fingerprint=unasked)
     # Whatever the desired object sets counts (a Role's rules, a ConfigMap's data), and only
     # that; a status apply has no fingerprint (other writers share the status).
     role = {
