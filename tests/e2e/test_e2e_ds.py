@@ -195,8 +195,15 @@ def test_image_change_rolls_the_ds_with_ready_endpoints_throughout(control_plane
             )
         (new,) = _revisions(kube, namespace)
         assert all(_selector(kube, namespace, r)[DS_REVISION] == new for r in ROLES)
+        # the garbage collector deletes the old LeaderWorkerSet's pods after it, on its own time
+        eventually(
+            lambda: (
+                not old_pods & {p["metadata"]["uid"] for p in pods(kube, namespace, **{DS_NAME: G})}
+            ),
+            deadline=DEADLINE,
+            what="the old revision's pods deleted",
+        )
         live = pods(kube, namespace, **{DS_NAME: G})
-        assert not old_pods & {p["metadata"]["uid"] for p in live}
         decode = [p for p in live if p["metadata"]["labels"][DS_ROLE] == "decode"]
         assert all(p["spec"]["containers"][0]["image"].endswith("-hotfix") for p in decode)
         recorder.assert_served_throughout()
