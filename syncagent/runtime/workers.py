@@ -69,6 +69,16 @@ async def _process(
             queue.add_after(key, requeue)
         outcome = "requeue" if requeue is not None else "success"
         metrics.reconciles.inc(controller=controller, result=outcome)
+        # One line per reconcile, as controller-runtime's at debug: what ran, and when it woke.
+        log.debug(
+            "reconciled",
+            extra={
+                "controller": controller,
+                "key": key,
+                "result": outcome,
+                "seconds": round(time.perf_counter() - start, 4),
+            },
+        )
     finally:
         metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
         queue.done(key)
