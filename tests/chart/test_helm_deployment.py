@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from syncagent.programs.capabilities import Setting, capability_overrides
+from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 from tests.chart.support.render import CHART, RELEASE_NS, container, one, render
 
 
@@ -77,13 +78,15 @@ def test_default_flags() -> None:
     assert flag_values(args, "namespace") == []
     assert flag_values(args, "capability") == ["grove=auto", "lws=auto", "disaggregatedSet=auto"]
     assert flag_values(args, "discovery-backend") == ["kubernetes"]
-    assert flag_values(args, "concurrency") == ["4"]
+    # the chart installs the agent with its own default, stated in one place
+    assert flag_values(args, "concurrency") == [str(DEFAULT_CONCURRENCY)]
     assert flag_values(args, "log-level") == ["info"]
     assert flag_values(args, "metrics-bind-address") == [":8080"]
     assert "--leader-elect" in args
     assert flag_values(args, "leader-election-namespace") == [RELEASE_NS]
     assert flag_values(args, "leader-election-id") == ["syncagent"]
     assert flag_values(args, "resync-period") == []
+    assert flag_values(args, "discovery-interval") == []
     # The fight detector's defaults are the issue's: 3 take-backs in 5 minutes, 1m doubling
     # to at most 1h.
     assert flag_values(args, "fight-threshold") == ["3"]
@@ -135,9 +138,17 @@ def test_leader_election_flags_follow_values() -> None:
 
 
 def test_tuning_flags_and_extra_args() -> None:
-    args = flags({"concurrency": 32, "resyncPeriod": "15m", "extraArgs": ["--foo=bar"]})
+    args = flags(
+        {
+            "concurrency": 32,
+            "resyncPeriod": "15m",
+            "discoveryInterval": "2m",
+            "extraArgs": ["--foo=bar"],
+        }
+    )
     assert flag_values(args, "concurrency") == ["32"]
     assert flag_values(args, "resync-period") == ["15m"]
+    assert flag_values(args, "discovery-interval") == ["2m"]
     assert args[-1] == "--foo=bar"
 
 
@@ -187,7 +198,12 @@ def test_single_writer_without_leader_election() -> None:
     "values",
     [
         {},
-        {"watchNamespaces": ["team-a", "team-b"], "resyncPeriod": "1h30m", "logLevel": "debug"},
+        {
+            "watchNamespaces": ["team-a", "team-b"],
+            "resyncPeriod": "1h30m",
+            "discoveryInterval": "45s",
+            "logLevel": "debug",
+        },
         {
             "capabilities": {"grove": True, "lws": "false", "disaggregatedSet": False},
             "discoveryBackend": "etcd",
@@ -224,6 +240,8 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     assert parsed.log_level == want["logLevel"]
     if want["resyncPeriod"]:
         assert parsed.resync_period == duration(want["resyncPeriod"])
+    if want["discoveryInterval"]:
+        assert parsed.discovery_interval == duration(want["discoveryInterval"])
     fights = want["fightDetector"]
     assert parsed.fight_threshold == fights["threshold"]
     assert parsed.fight_window == duration(str(fights["window"]))

@@ -30,6 +30,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "discoveryBackend": "etcd",
         "metrics": {"port": 9000, "service": {"enabled": False}},
         "resyncPeriod": "1h30m",
+        "discoveryInterval": "5m",
         "image": {"repository": "example.com/agent", "digest": "sha256:" + "a" * 64},
     },
 }
@@ -76,6 +77,7 @@ def test_namespaced_objects_of_the_release_live_in_the_release_namespace() -> No
         ({"concurrency": 0}, "concurrency"),
         ({"resyncPeriod": "ten minutes"}, "resyncPeriod"),
         ({"resyncPeriod": "500ms"}, "resyncPeriod"),
+        ({"discoveryInterval": "every minute"}, "discoveryInterval"),
         ({"fightDetector": {"threshold": 0}}, "threshold"),
         ({"fightDetector": {"window": ""}}, "window"),
         ({"fightDetector": {"backoff": "a minute"}}, "backoff"),

@@ -101,6 +101,9 @@ app.kubernetes.io/part-of: syncagent
 {{- with .Values.resyncPeriod }}
 - --resync-period={{ . }}
 {{- end }}
+{{- with .Values.discoveryInterval }}
+- --discovery-interval={{ . }}
+{{- end }}
 {{- with .Values.fightDetector }}
 - --fight-threshold={{ int .threshold }}
 - --fight-window={{ .window }}
