@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncagent.api import is_multinode_component
+from syncagent.api import WORKER_TYPES, is_multinode_component
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Claim
 
@@ -80,12 +80,12 @@ def ds_eligible_condition(selection: Selection) -> tuple[str, str, str] | None:
     return ("False", "FallbackToComponentProgram", ds.reason)
 
 
-WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
 MAX_ROLES = 10
 
 
 def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Multinode worker-type components in spec order (disaggregatedset.md §1)."""
+    """Multinode worker-type components in spec order (disaggregatedset.md §1): the wire-form
+    twin of ``render.disaggregatedset.selected_components``, read before a graph is parsed."""
     return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 
