@@ -240,12 +240,18 @@ def test_component_to_ds_cutover_hands_services_over_without_an_endpoint_gap(
             svc = kube.get("Service", namespace, service)
             assert controller(svc)["uid"] == graph_uid
             assert svc["spec"]["selector"][DS_NAME] == G
-            transferred = [
-                e
-                for e in events_for(kube, namespace, G, "ServiceOwnershipTransferred")
-                if service in e["message"]
-            ]
-            assert transferred, f"no ServiceOwnershipTransferred event for {service}"
+        # Events are written beside the reconcile that records them, not before its status
+        eventually(
+            lambda: all(
+                any(
+                    service in e["message"]
+                    for e in events_for(kube, namespace, G, "ServiceOwnershipTransferred")
+                )
+                for service in SERVICES
+            ),
+            deadline=DEADLINE,
+            what="a ServiceOwnershipTransferred event for each Service",
+        )
         recorder.assert_served_throughout()
 
 
