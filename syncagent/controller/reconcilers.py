@@ -52,6 +52,10 @@ STALE_READ_RETRY = 1.0
 # Our own status write is on its way to the watch cache; look again very soon.
 OWN_WRITE_LAG_RETRY = 0.1
 GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+# Write conflicts in a row that a key retries without reporting them in its status: co-owners
+# joining a shared model Service at once move it under each other's guarded writes. With the
+# queue's backoff (0.1 s doubling) about 3 s; after that the conflict is reported as an error.
+QUIET_CONFLICTS = 5
 
 
 @dataclass
@@ -72,6 +76,8 @@ class Reconcilers:
     # at that version predates our own write: reconciling it would act on stale status (and
     # its status write would fail its precondition, dropping the events of what it did).
     _superseded: dict[str, str] = field(default_factory=dict)
+    # Per (controller, key), the write conflicts in a row (QUIET_CONFLICTS).
+    _conflicts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
@@ -80,6 +86,7 @@ class Reconcilers:
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
             self._superseded.pop(key, None)
+            self._conflicts.pop(("dgd", key), None)
             return None
         if caps is None:
             return Result(requeue_after=1.0)
@@ -108,6 +115,9 @@ class Reconcilers:
     async def _finish_graph(
         self, key: str, ctx: GraphContext, outcome: ProgramResult
     ) -> Result | None:
+        if self._quiet_conflict("dgd", key, conflict=outcome.conflict):
+            self._emit(ctx.graph, outcome.events)
+            return Result(conflict=f"{ctx.ref}: {_ready_message(outcome.status)}; retrying")
         try:
             wrote = await self._write_status(
                 ctx.graph, outcome.status, graph_status_manager.MANAGER.name, precondition=True
@@ -137,6 +147,7 @@ class Reconcilers:
         dcd = self.store.get(DCD, namespace, name)
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
+            self._conflicts.pop(("dcd", key), None)
             return None
         if self._standalone(dcd) and not self.shard.matches(dcd["metadata"].get("labels")):
             return None  # another shard's (runtime/shard.py)
@@ -157,6 +168,9 @@ class Reconcilers:
             discovery_backend=self.discovery_backend,
         )
         outcome = await WorkloadProgram().reconcile(ctx)
+        if self._quiet_conflict("dcd", key, conflict=outcome.conflict):
+            self._emit(dcd, outcome.events)
+            return Result(conflict=f"{ctx.ref}: {_available_message(outcome.status)}; retrying")
         await self._write_status(
             dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
         )
@@ -182,6 +196,16 @@ class Reconcilers:
         return view.controller is None and not view.meta.labels.get(GRAPH_LABEL)
 
     # -- shared -------------------------------------------------------------------------------
+    def _quiet_conflict(self, controller: str, key: str, *, conflict: bool) -> bool:
+        """Whether this outcome is a write conflict to retry without reporting it: the first
+        QUIET_CONFLICTS in a row are; any other outcome starts the count again."""
+        slot = (controller, key)
+        if not conflict:
+            self._conflicts.pop(slot, None)
+            return False
+        self._conflicts[slot] = self._conflicts.get(slot, 0) + 1
+        return self._conflicts[slot] <= QUIET_CONFLICTS
+
     async def _write_status(
         self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
     ) -> bool:

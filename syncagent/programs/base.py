@@ -28,13 +28,15 @@ class QueuedEvent:
 class ProgramResult:
     """``status``: the whole status to persist; ``events``: raised by writes, emitted after it.
     ``retry``: the reconcile ended in an error, retry with backoff. ``requeue_after``: look
-    again after that many seconds."""
+    again after that many seconds. ``conflict``: the error was a write whose precondition no
+    longer held (the object changed meanwhile): the reconciler may retry without reporting it."""
 
     status: dict[str, Any]
     events: list[QueuedEvent] = field(default_factory=list)
     requeue_after: float | None = None
     retry: bool = False
     refused: bool = False  # an ownership refusal (reported as OwnershipConflict)
+    conflict: bool = False
 
 
 def write_event(

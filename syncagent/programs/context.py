@@ -22,6 +22,7 @@ from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
+from syncagent.ssa import PreconditionError, SsaError
 
 if TYPE_CHECKING:
     from syncagent.programs.registry import Registry
@@ -167,15 +168,26 @@ def build_status(
     return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
 
 
-def failed(ctx: GraphContext, message: str, *, refused: bool = False) -> ProgramResult:
+def failed(
+    ctx: GraphContext, message: str, *, refused: bool = False, conflict: bool = False
+) -> ProgramResult:
     """A graph reconcile that ended in an error: ``Ready=False`` with ``message`` (the
-    components keep their last reported status), the events so far, and retry with backoff."""
-    log.warning(
-        f"{ctx.ref}: reconcile failed: {message}", extra={"object": ctx.ref, "error": message}
-    )
+    components keep their last reported status), the events so far, and retry with backoff.
+    ``conflict``: a write's precondition no longer held (``ProgramResult.conflict``)."""
+    if not conflict:
+        log.warning(
+            f"{ctx.ref}: reconcile failed: {message}", extra={"object": ctx.ref, "error": message}
+        )
     result = status.failed(status.RECONCILE_FAILED, message)
     built = build_status(ctx, result, components=ctx.previous.get("components"))
-    return ProgramResult(built, list(ctx.writer.events), retry=True, refused=refused)
+    return ProgramResult(
+        built, list(ctx.writer.events), retry=True, refused=refused, conflict=conflict
+    )
+
+
+def failed_write(ctx: GraphContext, err: SsaError) -> ProgramResult:
+    """:func:`failed` for an engine error; a precondition that no longer held is a conflict."""
+    return failed(ctx, str(err), conflict=isinstance(err, PreconditionError))
 
 
 def unknown_fields_message(graph: Obj) -> str:

@@ -48,7 +48,7 @@ from syncagent.render.inputs import discovery_on
 from syncagent.render.multinode import mounts_wait_leader
 from syncagent.render.naming import component_service_name, lws_name
 from syncagent.render.workload_meta import dcd_owner
-from syncagent.ssa import SsaError, owner_of
+from syncagent.ssa import PreconditionError, SsaError, owner_of
 
 log = logging.getLogger(__name__)
 RECONCILING = "Reconciling"
@@ -60,6 +60,7 @@ class ComponentResult:
     status: dict[str, Any]
     events: list[QueuedEvent] = field(default_factory=list)
     retry: bool = False
+    conflict: bool = False  # as ProgramResult.conflict
 
 
 @dataclass
@@ -108,7 +109,8 @@ class WorkloadProgram:
         except RefusedError as err:
             return self._error(ctx, kind, err.message, retry=True)
         except SsaError as err:
-            return self._error(ctx, kind, str(err), retry=True)
+            conflict = isinstance(err, PreconditionError)
+            return self._error(ctx, kind, str(err), retry=True, conflict=conflict)
 
     def _error(
         self,
@@ -118,15 +120,18 @@ class WorkloadProgram:
         *,
         retry: bool,
         reason: str = RECONCILING,
+        conflict: bool = False,
     ) -> ComponentResult:
-        log.warning(
-            f"{ctx.ref}: reconcile failed: {message}", extra={"object": ctx.ref, "error": message}
-        )
+        if not conflict:
+            log.warning(
+                f"{ctx.ref}: reconcile failed: {message}",
+                extra={"object": ctx.ref, "error": message},
+            )
         inp = status.ComponentStatusInput(
             generation=ctx.generation, kind=kind, error=message, error_reason=reason
         )
         built = status.component_status(inp, previous=Body(ctx.dcd).status, now=ctx.now)
-        return ComponentResult(built, list(ctx.writer.events), retry=retry)
+        return ComponentResult(built, list(ctx.writer.events), retry=retry, conflict=conflict)
 
     async def _reconcile(self, ctx: ComponentContext, source: ComponentSource) -> ComponentResult:
         env = self._environment(ctx, source)

@@ -234,7 +234,7 @@ class Metrics:
         r = self.registry = registry or Registry()
         self.reconciles = r.counter(
             "syncagent_reconcile_total",
-            "Reconciles by controller and result (success, error, requeue).",
+            "Reconciles by controller and result (success, error, conflict, requeue).",
             ("controller", "result"),
         )
         self.reconcile_duration = r.histogram(

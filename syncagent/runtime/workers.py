@@ -31,11 +31,13 @@ class Result:
 
     ``error``: the reconcile ended in an error it already reported (its status persisted):
     retry the key with backoff, as for an exception, and log this text (it starts with the
-    object's ``Kind/namespace/name``).
+    object's ``Kind/namespace/name``). ``conflict``: it met an object changed under it and
+    persisted nothing: retry with the same backoff, logged at info (docs/retries.md).
     """
 
     requeue_after: float | None = None
     error: str | None = None
+    conflict: str | None = None
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -62,6 +64,16 @@ async def _process(
     else:
         if result is not None and result.error is not None:
             _retry(queue, key, controller=controller, metrics=metrics, message=result.error)
+            return
+        if result is not None and result.conflict is not None:
+            _retry(
+                queue,
+                key,
+                controller=controller,
+                metrics=metrics,
+                message=result.conflict,
+                outcome="conflict",
+            )
             return
         queue.forget(key)
         requeue = result.requeue_after if result else None
@@ -93,10 +105,12 @@ def _retry(
     metrics: Metrics,
     message: str,
     err: Exception | None = None,
+    outcome: str = "error",
 ) -> None:
     delay = queue.add_rate_limited(key)
-    metrics.reconciles.inc(controller=controller, result="error")
-    log.error(
+    metrics.reconciles.inc(controller=controller, result=outcome)
+    log.log(
+        logging.INFO if outcome == "conflict" else logging.ERROR,
         message,
         exc_info=err,
         extra={"controller": controller, "key": key, "retry_in": round(delay, 3)},

@@ -9,6 +9,7 @@ from tests.support.agent import running_agent
 from tests.support.fake_workloads import simulate_ready
 from tests.support.graphs import component, example_graph, graph
 from tests.support.kube import Kube, condition, events_for, ready_reason
+from tests.support.kubectl import FieldWatch
 from tests.support.polling import eventually
 
 DEADLINE = 60.0
@@ -406,3 +407,41 @@ def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, kube, n
             deadline=DEADLINE,
             what="the last owner to delete the model Service",
         )
+
+
+def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
+    control_plane, kube, namespace
+):
+    """Co-owners joining a model Service at once move it under each other's guarded writes
+    (409s): each retries, and no serving graph or component reports the conflict as a failure
+    (docs/retries.md)."""
+    model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+    kube.create(graph(namespace, "serving", [component("decode", "decode", **model)]))
+    joiners = [f"j{i}" for i in range(12)]
+
+    def owners() -> set[str]:
+        live = kube.get("Service", namespace, "dynamo-model-fb68f5a6") or {"metadata": {}}
+        return {r["name"] for r in live["metadata"].get("ownerReferences", [])}
+
+    def first(obj: dict[str, Any], type_: str) -> tuple[str, str]:
+        got = condition(obj, type_)
+        return got.get("status", ""), got.get("message", "")
+
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        _converged_ready(kube, namespace, "serving")
+        with (
+            FieldWatch(kube, DGD, namespace, "serving", lambda o: first(o, "Ready")) as ready,
+            FieldWatch(
+                kube, DCD, namespace, "serving-decode", lambda o: first(o, "Available")
+            ) as available,
+        ):
+            for name in joiners:
+                kube.create(graph(namespace, name, [component("decode", "decode", **model)]))
+            eventually(
+                lambda: owners() == {f"{n}-decode" for n in ["serving", *joiners]},
+                deadline=DEADLINE,
+                what="every graph's DCD co-owning the model Service",
+            )
+            _converged_ready(kube, namespace, joiners[-1])
+        assert {status for status, _ in ready.values()} == {"True"}, ready.values()
+        assert {status for status, _ in available.values()} == {"True"}, available.values()

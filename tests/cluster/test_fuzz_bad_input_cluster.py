@@ -264,7 +264,12 @@ def test_agent_survives_invalid_graphs_beside_valid_ones(
         assert before <= after, "an object of a valid graph went away"
         for doc in valid:
             live = kube.get(DGD, namespace, doc["metadata"]["name"])
-            assert condition(live, status.READY)["status"] == "True"
+            ready = condition(live, status.READY)
+            assert ready["status"] == "True", (
+                doc["metadata"]["name"],
+                ready,
+                [n for n, _ in stored],
+            )
         _still_served(kube, namespace, valid[0])
 
 

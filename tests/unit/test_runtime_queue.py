@@ -1,4 +1,5 @@
 import itertools
+import logging
 
 import anyio
 import anyio.lowlevel
@@ -257,6 +258,23 @@ async def test_result_error_retries_with_backoff_and_logs_its_text(caplog):
     assert metrics.reconciles.value(controller="q", result="error") == 2
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == ["DynamoGraphDeployment/ns/k: not ready"] * 2
+
+
+async def test_result_conflict_retries_with_backoff_and_logs_at_info(caplog):
+    # A write conflict the reconcile did not report: the same backoff, no error logged.
+    caplog.set_level(logging.INFO, logger="syncagent.runtime.workers")
+
+    def conflicted(key):
+        return Result(conflict=f"DynamoComponentDeployment/ns/{key}: changed; retrying")
+
+    gaps, metrics = await _fail_twice_then_succeed(conflicted, concurrency=1)
+    assert gaps[0] >= 0.05
+    assert gaps[1] >= 0.1
+    assert metrics.reconciles.value(controller="q", result="conflict") == 2
+    assert metrics.reconciles.value(controller="q", result="error") == 0
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    infos = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
+    assert infos.count("DynamoComponentDeployment/ns/k: changed; retrying") == 2
 
 
 async def test_requeue_after_schedules_the_key_again():

@@ -18,7 +18,7 @@ from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed
+from syncagent.programs.context import GraphContext, build_status, failed, failed_write
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.view import Obj, environment
 from syncagent.programs.writes import RefusedError
@@ -56,7 +56,7 @@ class ComponentReconcile:
         except RenderError as err:
             return failed(ctx, err.message)
         except SsaError as err:
-            return failed(ctx, str(err))
+            return failed_write(ctx, err)
 
     async def _reconcile(self, ctx: GraphContext, components: list[Component]) -> ProgramResult:
         live = self._live_dcds(ctx)

@@ -27,7 +27,7 @@ from syncagent.programs import (
     waitleader,
 )
 from syncagent.programs.base import ProgramResult
-from syncagent.programs.context import GraphContext, build_status, failed
+from syncagent.programs.context import GraphContext, build_status, failed, failed_write
 from syncagent.programs.disaggregatedset import services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
@@ -81,7 +81,7 @@ class DsReconcile:
         except RenderError as err:
             return failed(ctx, err.message)
         except SsaError as err:
-            return failed(ctx, str(err))
+            return failed_write(ctx, err)
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         plan = prepare(ctx)

@@ -17,7 +17,7 @@ from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed
+from syncagent.programs.context import GraphContext, build_status, failed, failed_write
 from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
@@ -75,7 +75,7 @@ class GroveReconcile:
         except (RenderError, _CliqueSetChanged) as err:
             return failed(ctx, err.message)
         except SsaError as err:
-            return failed(ctx, str(err))
+            return failed_write(ctx, err)
 
     async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = ctx.typed.spec.components
