@@ -2,11 +2,12 @@
 
 A record also keeps the object's *fingerprint*: its UID and the live values of what the desired
 object sets (each top-level field but metadata, the labels and annotations it sets, other
-metadata it sets, and the owner references). An apply of the same desired object onto the same
-values changes nothing, so a new resourceVersion with the same fingerprint is a change our
-apply would not undo: a controller reporting status or writing its own annotation (the
-Deployment controller's revision, which also bumps the Deployment's generation), a label
-someone else added. Still converged, no dry run (docs/write-protocol.md).
+metadata it sets, and the owner reference items of the owners it names). An apply of the same
+desired object onto the same values changes nothing, so a new resourceVersion with the same
+fingerprint is a change our apply would not undo: a controller reporting status or writing its
+own annotation (the Deployment controller's revision, which also bumps the Deployment's
+generation), a label someone else added, another co-owner joining a shared Service. Still
+converged, no dry run (docs/write-protocol.md).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def fingerprint(
         [(key, live.get(key)) for key in sorted(desired) if key not in _IDENTITY],
         [_only(meta.get(key), wanted.get(key)) for key in _KEYED],
         [(key, meta.get(key)) for key in sorted(wanted) if key not in _META_APART],
-        meta.get("ownerReferences"),
+        _items_of(meta.get("ownerReferences"), wanted.get("ownerReferences")),
     ]
     return hashlib.blake2b(
         orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=12
@@ -68,6 +69,13 @@ def _only(live: Mapping[str, str] | None, wanted: Mapping[str, str] | None) -> l
     others."""
     live = live or {}
     return [(key, live.get(key)) for key in sorted(wanted or ())]
+
+
+def _items_of(live: list[Any] | None, wanted: list[Any] | None) -> list[Any]:
+    """The live owner reference items of the owners ``wanted`` names (a map-list keyed by
+    uid): an apply neither reads nor touches another owner's item."""
+    uids = {item.get("uid") for item in wanted or ()}
+    return [item for item in live or () if item.get("uid") in uids]
 
 
 class ConvergenceCache:

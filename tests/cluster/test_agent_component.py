@@ -414,7 +414,8 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
 ):
     """Co-owners joining a model Service at once move it under each other's guarded writes
     (409s): each retries, and no serving graph or component reports the conflict as a failure
-    (docs/retries.md)."""
+    (docs/retries.md). A co-owner whose item is in place asks nothing when another joins
+    (docs/write-protocol.md §1): no dry run of a Service in all the joins."""
     model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
     kube.create(graph(namespace, "serving", [component("decode", "decode", **model)]))
     joiners = [f"j{i}" for i in range(12)]
@@ -427,8 +428,9 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
         got = condition(obj, type_)
         return got.get("status", ""), got.get("message", "")
 
-    with running_agent(control_plane.kubeconfig, namespace=namespace):
+    with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         _converged_ready(kube, namespace, "serving")
+        asked = agent.scrape().requests(resource="services", dry_run="true")
         with (
             FieldWatch(kube, DGD, namespace, "serving", lambda o: first(o, "Ready")) as ready,
             FieldWatch(
@@ -443,5 +445,6 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
                 what="every graph's DCD co-owning the model Service",
             )
             _converged_ready(kube, namespace, joiners[-1])
+        assert agent.scrape().requests(resource="services", dry_run="true") == asked
         assert {status for status, _ in ready.values()} == {"True"}, ready.values()
         assert {status for status, _ in available.values()} == {"True"}, available.values()

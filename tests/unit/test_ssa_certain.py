@@ -101,7 +101,8 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
         annotations={"deployment.kubernetes.io/revision": "1"},
     )
     respec = {**meta(generation=3), "spec": {"replicas": 2}}
-    adopted = meta(ownerReferences=[{"uid": "u"}])
+    # another owner's reference item: a co-owner joining (desired names no owner here)
+    joined = meta(ownerReferences=[{"uid": "u"}])
     recreated = meta(uid="2", generation=1)
     for view, converged in (
         (status_only, True),
@@ -109,7 +110,7 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
         (relabelled, False),
         (unlabelled, False),
         (respec, False),
-        (adopted, False),
+        (joined, True),
         (recreated, False),
     ):
         asked = cache.converged(
@@ -137,6 +138,16 @@ def test_changes_an_apply_would_not_undo_keep_its_record_converged():
     assert fingerprint(granted, role) == fingerprint({**granted, "extra": 1}, role)
     assert fingerprint(granted, role) != fingerprint(widened, role)
     assert fingerprint(obj, desired, subresource="status") == ""
+    # The items of the owners the desired object names count, value for value; others do not.
+    mine = {"uid": "me", "controller": True}
+    owned = {**desired, "metadata": {**desired["metadata"], "ownerReferences": [mine]}}
+    live_owned = meta(ownerReferences=[mine])
+    co_owned = meta(ownerReferences=[mine, {"uid": "u"}])
+    demoted = meta(ownerReferences=[{"uid": "me"}])
+    orphaned = meta(ownerReferences=[{"uid": "u"}])
+    assert fingerprint(live_owned, owned) == fingerprint(co_owned, owned)
+    assert fingerprint(live_owned, owned) != fingerprint(demoted, owned)
+    assert fingerprint(live_owned, owned) != fingerprint(orphaned, owned)
 
 
 def test_a_record_of_a_yielded_apply_proves_no_certain_write():
