@@ -197,14 +197,7 @@ class Reconcilers:
 
     # -- shared -------------------------------------------------------------------------------
     def _quiet_conflict(self, controller: str, key: str, *, conflict: bool) -> bool:
-        """Whether this outcome is a write conflict to retry without reporting it: the first
-        QUIET_CONFLICTS in a row are; any other outcome starts the count again."""
-        slot = (controller, key)
-        if not conflict:
-            self._conflicts.pop(slot, None)
-            return False
-        self._conflicts[slot] = self._conflicts.get(slot, 0) + 1
-        return self._conflicts[slot] <= QUIET_CONFLICTS
+        return quiet_conflict(self._conflicts, (controller, key), conflict=conflict)
 
     async def _write_status(
         self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
@@ -241,6 +234,16 @@ class Reconcilers:
             self.recorder.record(
                 target, type=event.type, reason=event.reason, message=event.message
             )
+
+
+def quiet_conflict(streaks: dict[Any, int], slot: Any, *, conflict: bool) -> bool:
+    """Whether this outcome is a write conflict to retry without reporting it: the first
+    QUIET_CONFLICTS in a row of ``slot`` are; any other outcome starts its count again."""
+    if not conflict:
+        streaks.pop(slot, None)
+        return False
+    streaks[slot] = streaks.get(slot, 0) + 1
+    return streaks[slot] <= QUIET_CONFLICTS
 
 
 def _requeue(*delays: float | None) -> Result | None:
