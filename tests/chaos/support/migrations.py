@@ -77,9 +77,18 @@ def _services_selected_by_dcds(kube: Kube, ns: str) -> bool:
     return True
 
 
+def _reported_on(kube: Kube, ns: str, pathway: str) -> bool:
+    """Ready as the agent reports it for the new pathway. An annotation change does not move a
+    graph's generation, so the Ready status written before the migration still looks current
+    until the agent's first status of the new pathway replaces it."""
+    graph = kube.get(DGD, ns, G) or {}
+    routed = ((graph.get("status") or {}).get("routing") or {}).get("pathway")
+    return routed == pathway and graph_ready(kube, ns, G)
+
+
 def _cutover_done(kube: Kube, ns: str) -> bool:
     return (
-        graph_ready(kube, ns, G)
+        _reported_on(kube, ns, "DisaggregatedSet")
         and names(kube, DCD, ns) == {f"{G}-frontend"}
         and condition(kube.get(DGD, ns, G), "WorkloadPathway").get("status") == "True"
         and _services_selected_by_ds(kube, ns)
@@ -89,7 +98,7 @@ def _cutover_done(kube: Kube, ns: str) -> bool:
 def _fallback_done(kube: Kube, ns: str) -> bool:
     return (
         kube.get(DS, ns, G) is None
-        and graph_ready(kube, ns, G)
+        and _reported_on(kube, ns, "Component")
         and _services_selected_by_dcds(kube, ns)
     )
 
