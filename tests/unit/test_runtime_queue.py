@@ -246,35 +246,28 @@ async def test_error_retries_with_backoff_then_success_forgets():
     assert metrics.reconcile_duration.count(controller="q") == 3
 
 
-async def test_result_error_retries_with_backoff_and_logs_its_text(caplog):
-    # A reconcile that reported its error in the object's status hands it back as a result
-    # (no exception): the key backs off exactly as for an exception.
-    def reported(key):
-        return Result(error=f"DynamoGraphDeployment/ns/{key}: not ready")
-
-    gaps, metrics = await _fail_twice_then_succeed(reported, concurrency=1)
-    assert gaps[0] >= 0.05
-    assert gaps[1] >= 0.1
-    assert metrics.reconciles.value(controller="q", result="error") == 2
-    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert errors == ["DynamoGraphDeployment/ns/k: not ready"] * 2
-
-
-async def test_result_conflict_retries_with_backoff_and_logs_at_info(caplog):
-    # A write conflict the reconcile did not report: the same backoff, no error logged.
+@pytest.mark.parametrize(
+    ("outcome", "other", "level"), [("error", "conflict", "ERROR"), ("conflict", "error", "INFO")]
+)
+async def test_result_error_or_conflict_retries_with_backoff_and_logs_its_text(
+    caplog, outcome, other, level
+):
+    # A reconcile that reported its error in the object's status, or met a write conflict it
+    # did not report, hands it back as a result (no exception): the key backs off exactly as
+    # for an exception; only the error is logged as one, the conflict at info.
     caplog.set_level(logging.INFO, logger="syncagent.runtime.workers")
+    message = "DynamoGraphDeployment/ns/k: not ready"
 
-    def conflicted(key):
-        return Result(conflict=f"DynamoComponentDeployment/ns/{key}: changed; retrying")
+    def handed_back(key):
+        return Result(**{outcome: message})
 
-    gaps, metrics = await _fail_twice_then_succeed(conflicted, concurrency=1)
+    gaps, metrics = await _fail_twice_then_succeed(handed_back, concurrency=1)
     assert gaps[0] >= 0.05
     assert gaps[1] >= 0.1
-    assert metrics.reconciles.value(controller="q", result="conflict") == 2
-    assert metrics.reconciles.value(controller="q", result="error") == 0
-    assert not [r for r in caplog.records if r.levelname == "ERROR"]
-    infos = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
-    assert infos.count("DynamoComponentDeployment/ns/k: changed; retrying") == 2
+    assert metrics.reconciles.value(controller="q", result=outcome) == 2
+    assert metrics.reconciles.value(controller="q", result=other) == 0
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO]
+    assert logged == [(level, message)] * 2
 
 
 async def test_requeue_after_schedules_the_key_again():
