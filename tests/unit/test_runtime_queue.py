@@ -246,8 +246,11 @@ async def test_error_retries_with_backoff_then_success_forgets():
     assert metrics.reconcile_duration.count(controller="q") == 3
 
 
+# ids without the level names: a collect-only listing is read for "ERROR" lines
 @pytest.mark.parametrize(
-    ("outcome", "other", "level"), [("error", "conflict", "ERROR"), ("conflict", "error", "INFO")]
+    ("outcome", "other", "level"),
+    [("error", "conflict", "ERROR"), ("conflict", "error", "INFO")],
+    ids=["reported", "conflict"],
 )
 async def test_result_error_or_conflict_retries_with_backoff_and_logs_its_text(
     caplog, outcome, other, level
