@@ -3,12 +3,17 @@
 Loaded by ``tests/conftest.py`` (and by its own unit tests as ``-p ci_policy``). Every tier is a
 folder under ``tests/``. A run fails when:
 
-- anything was skipped or xfailed, at any level (a module-level ``pytest.skip``, an
-  ``importorskip``, a skipped class, a skip marker);
+- anything was skipped, xfailed or xpassed, at any level (a module-level ``pytest.skip``, an
+  ``importorskip``, a skipped class, a skip marker, an ``xfail`` marker whether its test fails
+  or passes);
 - a tier the run asked for executed no test: ``pytest`` asks for the ``testpaths`` tiers,
   ``pytest tests/parity`` for ``parity``; so deselecting with ``-m``/``-k`` or an inherited
   ``PYTEST_ADDOPTS`` cannot pass with zero tests of a tier;
 - collection emitted a warning (a test class with ``__init__``, a bad ``pytest.mark``, …).
+
+The policy cannot be switched off: ``-p no:syncagent-ci-policy`` is a usage error. Every run it
+governs ends with the line :data:`ENFORCED`, which ``.ci/run`` looks for after each tier, so a
+run in which it was not loaded at all (another conftest, ``--noconftest``) fails CI too.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from pathlib import Path
 import pytest
 
 _NOT_TIERS = frozenset({"golden", "support", "__pycache__"})
+NAME = "syncagent-ci-policy"
+ENFORCED = "ci policy: enforced"
 
 
 def tier_of(nodeid: str) -> str | None:
@@ -56,6 +63,9 @@ class Policy:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped:
             self.skipped.append(report.nodeid)
+        elif hasattr(report, "wasxfail"):
+            # An XPASS: a test marked to fail passed, so the marker no longer says what it does.
+            self.skipped.append(f"{report.nodeid} (xpassed)")
         elif report.when == "call":
             self.executed[tier_of(report.nodeid) or "?"] += 1
 
@@ -69,8 +79,8 @@ class Policy:
         found = []
         if self.skipped:
             found.append(
-                f"{len(self.skipped)} skipped (a skip counts as a failure here): "
-                + ", ".join(self.skipped[:5])
+                f"{len(self.skipped)} skipped, xfailed or xpassed (each counts as a failure "
+                "here): " + ", ".join(self.skipped[:5])
             )
         for tier in sorted(self.requested_tiers()):
             if self.executed[tier] == 0:
@@ -88,7 +98,10 @@ class Policy:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         for line in self.problems():
             terminalreporter.write_line(f"FAILED (ci policy): {line}", red=True)
+        terminalreporter.write_line(ENFORCED)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(Policy(config), "syncagent-ci-policy")
+    if config.pluginmanager.is_blocked(NAME):
+        raise pytest.UsageError(f"-p no:{NAME}: the CI policy cannot be switched off")
+    config.pluginmanager.register(Policy(config), NAME)

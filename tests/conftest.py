@@ -23,7 +23,7 @@ from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
 from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
-from tests.support import figures
+from tests.support import figures, testlogs
 from tests.support.kube import Kube
 from tests.support.kubectl import Kubectl
 
@@ -45,7 +45,11 @@ class ControlPlanes:
 
     def get(self, lws_version: str) -> ControlPlane:
         if lws_version not in self._planes:
-            plane = ControlPlane(lws_version=lws_version, extra_crds=our_crds())
+            plane = ControlPlane(
+                lws_version=lws_version,
+                extra_crds=our_crds(),
+                workdir=testlogs.component_dir(f"control-plane-{lws_version}"),
+            )
             plane.start()
             self._planes[lws_version] = plane
             self.descriptions.append(plane.describe())
@@ -173,3 +177,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"ran against {description}")
     for line in figures.lines():
         terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report ends with the last lines of its agents' logs, with their paths,
+    when the run keeps logs (``$SYNCAGENT_TEST_LOGS``, set by ``.ci/run``)."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed:
+        for title, tail in testlogs.agent_log_tails(item.nodeid):
+            report.sections.append((title, tail))

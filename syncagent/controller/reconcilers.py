@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
@@ -96,7 +96,8 @@ class Reconcilers:
         self._superseded.pop(key, None)
         ctx = self.graph_context(graph, caps)
         outcome = await self.run_graph(ctx)
-        return await self._finish_graph(key, ctx, outcome)
+        result = await self._finish_graph(key, ctx, outcome)
+        return replace(result or Result(), observed=version)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
         writer = Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph)

@@ -33,11 +33,14 @@ class Result:
     retry the key with backoff, as for an exception, and log this text (it starts with the
     object's ``Kind/namespace/name``). ``conflict``: it met an object changed under it and
     persisted nothing: retry with the same backoff, logged at info (docs/retries.md).
+    ``observed``: the resourceVersion of the object the reconcile read, for the debug line that
+    says which change a reconcile acted on.
     """
 
     requeue_after: float | None = None
     error: str | None = None
     conflict: str | None = None
+    observed: str | None = None
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -82,15 +85,15 @@ async def _process(
         outcome = "requeue" if requeue is not None else "success"
         metrics.reconciles.inc(controller=controller, result=outcome)
         # One line per reconcile, as controller-runtime's at debug: what ran, and when it woke.
-        log.debug(
-            "reconciled",
-            extra={
-                "controller": controller,
-                "key": key,
-                "result": outcome,
-                "seconds": round(time.perf_counter() - start, 4),
-            },
-        )
+        extra = {
+            "controller": controller,
+            "key": key,
+            "result": outcome,
+            "seconds": round(time.perf_counter() - start, 4),
+        }
+        if result is not None and result.observed is not None:
+            extra["resourceVersion"] = result.observed
+        log.debug("reconciled", extra=extra)
     finally:
         metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
         queue.done(key)

@@ -17,6 +17,7 @@ from tests.chaos.support.inventory import take
 from tests.chaos.support.migrations import fresh_namespace, owned_agent
 from tests.chaos.support.proxy import ApiProxy, Faults
 from tests.chaos.support.watchbreaks import WatchCutter, plan
+from tests.support.agent import Agent
 from tests.support.kube import DGD, Kube
 from tests.support.polling import eventually
 
@@ -44,6 +45,10 @@ def _scale_behind_the_agents_back(kube: Kube, ns: str, name: str) -> None:
     kube.merge("Deployment", ns, f"{name}-frontend", {"spec": {"replicas": 3}}, manager="chaos")
 
 
+def _relists(agent: Agent) -> float:
+    return agent.scrape().sum("syncagent_watch_relists_total")
+
+
 def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
     names = [f"g{i:03d}" for i in range(GRAPHS)]
     with fresh_namespace(kube) as ns:
@@ -56,6 +61,8 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
         ):
             eventually(lambda: converged(kube.list(DGD, ns)), deadline=DEADLINE, what="Ready")
             started = time.monotonic()
+            relists_before = _relists(agent)
+            gone_before = proxy.stats.faults["gone"]
             with WatchCutter(proxy) as cutter:
                 for round_ in range(1, ROUNDS + 1):
                     for name in names:
@@ -67,7 +74,13 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
                     )
             eventually(lambda: converged(kube.list(DGD, ns)), deadline=DEADLINE, what="converged")
             seconds = time.monotonic() - started
-            relists = agent.scrape().sum("syncagent_watch_relists_total")
+            # Every 410 the proxy answered a watch with must have made the agent list again.
+            gone = proxy.stats.faults["gone"] - gone_before
+            relists = eventually(
+                lambda: (n := _relists(agent) - relists_before) >= gone and n,
+                deadline=60,
+                what=f"a relist for each of the {gone} watches answered 410",
+            )
             result = plan(control_plane.kubeconfig, kube.list(DGD, ns))
             inventory = take(kube, ns)
         figures.add(
@@ -75,12 +88,14 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
             f"{GRAPHS * len(SCALE_ROUNDS)} Deployment scalings by another writer) in "
             f"{seconds:.0f}s: {cutter.cuts} watch connections cut in {cutter.rounds} rounds, "
             f"etcd compacted {cutter.compactions} times, "
-            f"{proxy.stats.faults['gone']} watches answered 410 Expired, {relists:.0f} relists; "
+            f"{gone} watches answered 410 Expired, {relists:.0f} relists; "
             f"plan exit {result.exit_code}, {len(result.changed)} missed changes, "
             f"{inventory.summary()}"
         )
     assert cutter.cuts > 0
-    assert proxy.stats.faults["gone"] > 0
+    assert cutter.compactions > 0
+    assert gone > 0
+    assert relists >= gone
     assert result.errors == [], result.errors
     assert result.changed == [], result.changed
     assert result.exit_code == 0

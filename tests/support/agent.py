@@ -23,6 +23,7 @@ import orjson
 import yaml
 
 from syncagent.devcluster.procs import die_with_parent
+from tests.support import testlogs
 from tests.support.polling import eventually
 
 WRITE_VERBS = ("create", "patch", "update", "delete")
@@ -98,7 +99,7 @@ class Agent:
         """``on_start`` runs once the process exists, before the agent serves /metrics (a
         fault proxy that kills the agent may need it that early). ``launcher``: what the
         interpreter runs (a bench wraps the agent to trace its memory)."""
-        self.log = Path(tempfile.mkstemp(prefix="agent-", suffix=".log")[1])
+        self.log, self._keep_log = testlogs.agent_log()
         cmd = [
             sys.executable,
             *launcher,
@@ -163,6 +164,11 @@ class Agent:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
 
+    def discard_log(self) -> None:
+        """Remove the log, unless the run keeps logs (``$SYNCAGENT_TEST_LOGS``)."""
+        if not self._keep_log:
+            self.log.unlink(missing_ok=True)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -180,8 +186,7 @@ def running_agent(kubeconfig: Path | str, *args: str, **kw: Any) -> Iterator[Age
         yield agent
     finally:
         agent.stop()
-        if os.environ.get("SYNCAGENT_KEEP_AGENT_LOGS") is None:
-            agent.log.unlink(missing_ok=True)
+        agent.discard_log()
 
 
 def kubeconfig_via(kubeconfig: Path, server: str) -> Path:

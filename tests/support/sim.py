@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from syncagent.devcluster.simcluster import SimulatedCluster
+from tests.support import testlogs
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -29,9 +30,11 @@ def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
 @contextlib.contextmanager
 def started_sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
     crds = sorted((REPO / "crds").glob("*.yaml"))
-    # $SYNCAGENT_E2E_WORKDIR keeps the cluster's logs (every component's) after the run.
+    # $SYNCAGENT_E2E_WORKDIR keeps the cluster's files (every component's log) after the run;
+    # so does a run that keeps its logs ($SYNCAGENT_TEST_LOGS).
     kept = os.environ.get("SYNCAGENT_E2E_WORKDIR")
-    cluster = SimulatedCluster(extra_crds=crds, workdir=Path(kept) if kept else None)
+    workdir = Path(kept) if kept else testlogs.component_dir("simulated-cluster")
+    cluster = SimulatedCluster(extra_crds=crds, workdir=workdir)
     cluster.start()
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:

@@ -37,16 +37,33 @@ def test_ci_runs_ruff_lint_and_format_check():
     assert "lint-imports" in lines
 
 
+def _tier_runs() -> list[list[str]]:
+    """The arguments of every ``tier NAME [PATH…]`` call: each runs ``python3 -m pytest PATH…``."""
+    return [ln.split()[1:] for ln in _commands() if re.match(r"tier \S", ln)]
+
+
 def test_ci_runs_the_readme_command_and_every_other_tier_by_its_path():
     lines = _commands()
     readme = (REPO / "README.md").read_text()
     assert "python3 -m pytest\n" in readme  # the README's test command, as CI runs it
-    assert "python3 -m pytest" in lines
+    runner = [ln for ln in lines if "python3 -m pytest" in ln]
+    assert runner == [
+        'SYNCAGENT_TEST_LOGS="$dir" python3 -m pytest "$@" 2>&1 | tee "$dir/pytest.out" || rc=$?'
+    ]
+    runs = _tier_runs()
+    assert ["readme"] in runs  # the README's command: no path
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     in_readme = {Path(p).name for p in config["tool"]["pytest"]["ini_options"]["testpaths"]}
     tiers = {p.name for p in (REPO / "tests").iterdir() if p.is_dir()} - _NOT_TIERS
     for tier in sorted(tiers - in_readme):
-        assert f"python3 -m pytest tests/{tier}" in lines, f"tier {tier} is not run by .ci/run"
+        assert any(run[1:] == [f"tests/{tier}"] for run in runs), f"{tier} is not run by .ci/run"
+
+
+def test_ci_fails_a_tier_the_policy_did_not_govern():
+    """Each tier's output must end with the policy's line; an ungoverned run fails CI."""
+    lines = _commands()
+    assert "enforced=$(python3 -c 'from tests.ci_policy import ENFORCED; print(ENFORCED)')" in lines
+    assert 'if [ "$rc" -eq 0 ] && ! grep -qxF "$enforced" "$dir/pytest.out"; then' in lines
 
 
 def test_the_unit_tier_builds_and_downloads_nothing(tmp_path: Path):

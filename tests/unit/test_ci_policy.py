@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci_policy import ENFORCED
+
 TESTS = Path(__file__).resolve().parents[1]
 PASSING = "def test_ok():\n    assert True\n"
 CONFIG = "[pytest]\ntestpaths = tests/unit tests/cluster\nmarkers =\n    cluster: c\n"
@@ -67,7 +69,7 @@ def test_a_skip_at_any_level_fails_the_run(project: Path, skip: str) -> None:
     (project / "tests" / "unit" / "test_skip.py").write_text(skip)
     result = run(project)
     assert result.returncode == 1, result.stdout
-    assert "skip counts as a failure" in result.stdout
+    assert "counts as a failure here" in result.stdout
 
 
 def test_deselecting_a_tier_through_inherited_addopts_fails(project: Path) -> None:
@@ -92,6 +94,39 @@ def test_a_collection_warning_fails_the_run(project: Path) -> None:
     result = run(project)
     assert result.returncode == 1, result.stdout
     assert "warning at collection" in result.stdout
+
+
+def test_an_xpass_fails_the_run(project: Path) -> None:
+    (project / "tests" / "unit" / "test_xpass.py").write_text(
+        "import pytest\n\n@pytest.mark.xfail(reason='fixed since')\ndef test_a():\n    pass\n"
+    )
+    result = run(project)
+    assert result.returncode == 1, result.stdout
+    assert "test_a (xpassed)" in result.stdout
+
+
+def test_the_policy_cannot_be_switched_off(project: Path) -> None:
+    (project / "tests" / "unit" / "test_skip.py").write_text(
+        "import pytest\n\ndef test_a():\n    pytest.skip('later')\n"
+    )
+    result = run(project, "-p", "no:syncagent-ci-policy")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "the CI policy cannot be switched off" in result.stderr
+
+
+def test_every_governed_run_says_so_for_ci_to_check(project: Path) -> None:
+    """``.ci/run`` fails a tier whose output lacks the line (the policy was never loaded)."""
+    assert ENFORCED in run(project).stdout.splitlines()
+    assert ENFORCED in run(project, "-k", "nothing_matches_this").stdout.splitlines()
+    bare = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert ENFORCED not in bare.stdout
 
 
 def test_this_repository_loads_the_policy() -> None:

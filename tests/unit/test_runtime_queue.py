@@ -289,6 +289,34 @@ async def test_requeue_after_schedules_the_key_again():
     assert metrics.reconciles.value(controller="q", result="requeue") == 1
 
 
+async def test_the_debug_line_names_the_version_a_reconcile_read(caplog):
+    # The chaos tier's second resync waits for the line of the graph version it wrote.
+    caplog.set_level(logging.DEBUG, logger="syncagent.runtime.workers")
+    results = iter([Result(observed="41"), None])
+
+    async def reconcile(key):
+        return next(results)
+
+    async with WorkQueue("q") as q, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_workers(q, reconcile, concurrency=1))
+        q.add("a")
+        await eventually_async(
+            lambda: q.processing() == frozenset() and not q, deadline=5.0, what="a done"
+        )
+        q.add("b")
+        await eventually_async(
+            lambda: sum(r.getMessage() == "reconciled" for r in caplog.records) == 2,
+            deadline=5.0,
+            what="two reconciled lines",
+        )
+        q.shut_down()
+    lines = [r for r in caplog.records if r.getMessage() == "reconciled"]
+    assert [(r.key, getattr(r, "resourceVersion", None)) for r in lines] == [
+        ("a", "41"),
+        ("b", None),
+    ]
+
+
 async def test_shutdown_lets_in_flight_finish_and_starts_nothing_new():
     metrics = Metrics()
     started = []

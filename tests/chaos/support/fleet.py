@@ -23,14 +23,39 @@ def fleet_graph(ns: str, i: int) -> dict[str, Any]:
     )
 
 
-def converged(graphs: list[dict[str, Any]]) -> bool:
-    def done(g: dict[str, Any]) -> bool:
-        status = g.get("status") or {}
-        return condition(g, "Ready").get("status") == "True" and status.get(
-            "observedGeneration"
-        ) == g["metadata"].get("generation")
+@dataclass(frozen=True)
+class Convergence:
+    """Whether every graph is Ready at its generation; its text names each one that is not,
+    with its conditions (what a timed-out wait prints)."""
 
-    return bool(graphs) and all(done(g) for g in graphs)
+    total: int
+    laggards: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return self.total > 0 and not self.laggards
+
+    def __repr__(self) -> str:
+        return f"{len(self.laggards)} of {self.total} graphs not converged: {list(self.laggards)}"
+
+
+def _lagging(g: dict[str, Any]) -> str | None:
+    status = g.get("status") or {}
+    generation = g["metadata"].get("generation")
+    ready = condition(g, "Ready")
+    if ready.get("status") == "True" and status.get("observedGeneration") == generation:
+        return None
+    conditions = [
+        f"{c.get('type')}={c.get('status')} {c.get('reason', '')}: {c.get('message', '')}"
+        for c in status.get("conditions") or ()
+    ]
+    return (
+        f"{g['metadata']['name']} generation {generation} observed "
+        f"{status.get('observedGeneration')}, conditions {conditions}"
+    )
+
+
+def converged(graphs: list[dict[str, Any]]) -> Convergence:
+    return Convergence(len(graphs), tuple(filter(None, map(_lagging, graphs))))
 
 
 @dataclass

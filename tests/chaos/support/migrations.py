@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from tests.chaos.support.proxy import ApiProxy, Write
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
 from tests.support.agent import Agent, running_agent
@@ -134,6 +136,7 @@ class Outcome:
     killed: bool = False
     violations: list[str] = field(default_factory=list)
     endpoint_events: int = 0
+    recorder_problems: list[str] = field(default_factory=list)
     resync_writes: int = -1
     resync_detail: list[Write] = field(default_factory=list)
     strays: list[str] = field(default_factory=list)
@@ -181,6 +184,9 @@ def start_agent(kubeconfig: Any, ns: str, killer: Killer | None = None) -> Agent
         kubeconfig,
         "--request-timeout",
         "5s",
+        # One ``reconciled`` line per reconcile, with the graph version it read (_resync).
+        "--log-level",
+        "debug",
         namespace=ns,
         on_start=on_start,
         start_deadline=START_DEADLINE,
@@ -208,6 +214,7 @@ def run_migration(plane: Any, kube: Kube, migration: Migration, *, crash_at: int
             _migrate(plane, kube, ns, migration, outcome)
         outcome.violations = list(recorder.violations)
         outcome.endpoint_events = recorder.events
+        outcome.recorder_problems = recorder.proof_problems()
     outcome.seconds = time.monotonic() - started
     return outcome
 
@@ -235,7 +242,7 @@ def _migrate(plane: Any, kube: Kube, ns: str, migration: Migration, outcome: Out
 
 
 def _owned(stack: contextlib.ExitStack, agent: Agent) -> Agent:
-    stack.callback(agent.log.unlink, missing_ok=True)
+    stack.callback(agent.discard_log)
     stack.callback(agent.stop)
     return agent
 
@@ -246,16 +253,32 @@ def owned_agent(kubeconfig: Any, ns: str) -> Iterator[Agent]:
         yield _owned(stack, start_agent(kubeconfig, ns))
 
 
-def _reconciles(agent: Agent) -> float:
-    return agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
+def reconciled_versions(log: str, key: str) -> list[int]:
+    """The graph versions that the DGD reconciles of ``key`` logged as done, in order."""
+    out = []
+    for line in log.splitlines():
+        if '"reconciled"' not in line:
+            continue
+        entry = orjson.loads(line)
+        if entry.get("controller") == "dgd" and entry.get("key") == key:
+            out.append(int(entry.get("resourceVersion") or 0))
+    return out
 
 
 def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:
-    before = _reconciles(agent)
-    kube.edit_graph(
+    """Touch the graph and wait for the end of the reconcile that read the touch. Another
+    reconcile (a component's status waking the graph) may end first; counting that one would
+    close the window before the touch's own reconcile and its writes. Versions are compared
+    as numbers: etcd's revisions order the writes of this one test cluster."""
+    touched = kube.edit_graph(
         ns, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch=str(n))
     )
-    eventually(lambda: _reconciles(agent) > before, deadline=DEADLINE, what="a resync")
+    version = int(touched["metadata"]["resourceVersion"])
+    eventually(
+        lambda: any(v >= version for v in reconciled_versions(agent.logs(), f"{ns}/{G}")),
+        deadline=DEADLINE,
+        what=f"the reconcile of touch {n} (graph version {version})",
+    )
 
 
 def _second_resync_writes(kube: Kube, ns: str, agent: Agent, proxy: ApiProxy) -> list[Write]:

@@ -5,7 +5,9 @@ ready endpoints, and the EndpointSlice recorder.
 its own connection) and, after every event, checks that each watched Service has at least one
 ready endpoint. EndpointSlices are written by kube-controller-manager's EndpointSlice controller
 from the pods kwok made Ready and the Service selectors the agent wrote, so a violation is a
-moment in which the cluster itself had nothing ready behind a component's Service.
+moment in which the cluster itself had nothing ready behind a component's Service. A recorder
+that stopped listening (an HTTP error, an ERROR event, an exception in its thread) records why
+in :attr:`EndpointRecorder.failures`: it could not have seen a gap after that.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ class EndpointRecorder:
         self.kube, self.ns, self.services = kube, ns, services
         self.slices: dict[str, dict[str, Any]] = {}
         self.violations: list[str] = []
+        # Why the recorder stopped listening before it was told to (then it proves nothing).
+        self.failures: list[str] = []
         self.events = 0
         self.resumed = 0
         # the longest time (s) each Service went without a ready endpoint, for the message
@@ -162,8 +166,15 @@ class EndpointRecorder:
             self._thread.join(timeout=30)
             assert not self._thread.is_alive(), "the EndpointSlice watch did not stop"
 
+    def proof_problems(self) -> list[str]:
+        """Why this recording proves nothing: it stopped listening, or saw no change at all."""
+        problems = [f"the EndpointSlice recorder stopped listening: {f}" for f in self.failures]
+        if self.events == 0:
+            problems.append("the EndpointSlice recorder saw no EndpointSlice change")
+        return problems
+
     def assert_served_throughout(self) -> None:
-        assert self.events > 0, "the recorder saw no EndpointSlice change"
+        assert not self.proof_problems(), self.proof_problems()
         assert self.violations == [], (
             f"{len(self.violations)} moments without a ready endpoint; longest gap per Service "
             f"{ {s: round(g, 1) for s, g in self.gaps.items()} }; first: {self.violations[:3]}"
@@ -174,6 +185,9 @@ class EndpointRecorder:
         try:
             while not self._stop.is_set():
                 rv = self._stream(own, rv)
+        except Exception as err:  # recorded: a silent death would read as "no gap"
+            with self._lock:
+                self.failures.append(f"{type(err).__name__}: {err}")
         finally:
             own.http.close()
 
@@ -183,6 +197,11 @@ class EndpointRecorder:
             with kube.http.stream(
                 "GET", kube.path("EndpointSlice", self.ns), params=params
             ) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise RuntimeError(
+                        f"watch answered HTTP {response.status_code}: {response.text}"
+                    )
                 for line in response.iter_lines():
                     if self._stop.is_set():
                         return rv
@@ -197,10 +216,7 @@ class EndpointRecorder:
     def _on_event(self, event: dict[str, Any], rv: str) -> str:
         obj = event["object"]
         if event["type"] == "ERROR":
-            with self._lock:
-                self.violations.append(f"watch error: {obj}")
-            self._stop.set()
-            return rv
+            raise RuntimeError(f"watch ERROR event: {obj}")
         name = obj["metadata"]["name"]
         with self._lock:
             if event["type"] == "DELETED":
