@@ -43,12 +43,20 @@ def current_test() -> str:
 
 def agent_log() -> tuple[Path, bool]:
     """A new file for an agent's log, and whether it is kept after the agent stops."""
+    kept = kept_file("agent")
+    if kept is None:
+        return Path(tempfile.mkstemp(prefix="agent-", suffix=".log")[1]), False
+    return kept, True
+
+
+def kept_file(prefix: str) -> Path | None:
+    """A new ``<prefix>-*.log`` in the running test's folder, or None when logs are not kept."""
     base = root()
     if base is None:
-        return Path(tempfile.mkstemp(prefix="agent-", suffix=".log")[1]), False
+        return None
     folder = _test_dir(base, current_test())
     folder.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkstemp(prefix="agent-", suffix=".log", dir=folder)[1]), True
+    return Path(tempfile.mkstemp(prefix=f"{prefix}-", suffix=".log", dir=folder)[1])
 
 
 def agent_log_tails(nodeid: str) -> list[tuple[str, str]]:

@@ -14,6 +14,9 @@ agent's kubeconfig carries anyway. Between the two it can:
 - cut every open watch stream (:meth:`cut_watches`) and answer watches with the
   ``410 Expired`` ERROR event the API server sends after an etcd compaction
   (:attr:`Faults.gone`).
+
+Every request is journaled (when it came, what it asked, the fault, the answer, when it ended);
+a run that keeps its logs (``$SYNCAGENT_TEST_LOGS``) finds the journal beside the agents' logs.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +38,7 @@ import httpx2
 import orjson
 
 from syncagent.devcluster.controlplane import ControlPlane
+from tests.support import testlogs
 from tests.support.agent import kubeconfig_via
 from tests.support.faults import hard_close
 
@@ -129,6 +134,9 @@ class ApiProxy:
         self.on_write = on_write
         self.writes: list[Write] = []
         self.stats = Stats()
+        self.journal: list[str] = []
+        self._journal_file = testlogs.kept_file("proxy")
+        self._t0 = time.monotonic()
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
         self._watches: set[socket.socket] = set()
@@ -160,6 +168,15 @@ class ApiProxy:
             hard_close(conn)
         self._thread.join(timeout=10)
         self.kubeconfig.unlink(missing_ok=True)
+        if self._journal_file is not None:
+            with self._lock:
+                self._journal_file.write_text("\n".join(self.journal) + "\n")
+
+    def _note(self, request: Request, what: str) -> None:
+        with self._lock:
+            self.journal.append(
+                f"{time.monotonic() - self._t0:9.3f} {request.method} {request.target} {what}"
+            )
 
     # -- what a test does -----------------------------------------------------------------
 
@@ -228,6 +245,8 @@ class ApiProxy:
     def _handle(self, conn: socket.socket, request: Request, upstream: httpx2.Client) -> bool:
         """Answer one request; False when the connection must close."""
         fault = self._pick_fault(request)
+        if fault is not None:
+            self._note(request, f"fault {fault}")
         if fault in ("429", "500"):
             send_status(conn, int(fault), retry_after=self.faults.retry_after)
             return True
@@ -273,12 +292,19 @@ class ApiProxy:
                 if cut_after is not None:
                     timer = threading.Timer(cut_after, hard_close, args=(conn,))
                     timer.start()
+            self._note(request, f"-> {response.status_code}")
             send_head(conn, response)
             for chunk in response.iter_raw():
                 if chunk:
                     conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             conn.sendall(b"0\r\n\r\n")
+            if request.is_watch:
+                self._note(request, "watch ended by the server")
             return True
+        except OSError as err:
+            if request.is_watch:
+                self._note(request, f"watch cut ({type(err).__name__})")
+            raise
         finally:
             if timer is not None:
                 timer.cancel()
