@@ -52,6 +52,7 @@ class WatchCutter:
         self.rng = random.Random(seed)
         self.cuts = 0  # connections cut
         self.rounds = 0
+        self.failures: list[str] = []  # why the cutter stopped early (then it proved nothing)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -64,12 +65,15 @@ class WatchCutter:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        while not self._stop.wait(self.rng.uniform(self.low, self.high)):
-            self.cuts += self.proxy.cut_watches()
-            self.rounds += 1
-            if self.rounds % self.compact_every == 0:
-                compact_etcd(self.proxy.plane.etcd_url)
-                self.compactions += 1
+        try:
+            while not self._stop.wait(self.rng.uniform(self.low, self.high)):
+                self.cuts += self.proxy.cut_watches()
+                self.rounds += 1
+                if self.rounds % self.compact_every == 0:
+                    compact_etcd(self.proxy.plane.etcd_url)
+                    self.compactions += 1
+        except Exception as err:  # recorded: a cutter that died silently cut nothing more
+            self.failures.append(f"{type(err).__name__}: {err}")
 
 
 @dataclass
