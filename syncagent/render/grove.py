@@ -24,7 +24,7 @@ from syncagent.render.dcd import (
 from syncagent.render.deployment import deployment
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
-from syncagent.render.model import Rendered, build
+from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.naming import normalize
 from syncagent.render.podtemplate import pod_template
 from syncagent.render.services import component_service, model_service, wants_component_service
@@ -49,18 +49,50 @@ def fnv32a(value: str) -> int:
     return h
 
 
+def _budget_of(c: Component) -> int:
+    """The component's share of a pod name: the clique (single-node) or the scaling group plus
+    its longest clique, ``<c>-ldr`` (multinode)."""
+    base = len(c.lower_name)
+    return base + base + len("-ldr") if c.is_multinode else base
+
+
 def pcs_name(graph_name: str, components: Sequence[Component]) -> str:
     """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
-
-    def budget_of(c: Component) -> int:
-        base = len(c.lower_name)
-        return base + base + len("-ldr") if c.is_multinode else base
-
-    budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
+    budget = max(8, NAME_BUDGET - max((_budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
     if len(n) <= budget:
         return n
     return f"{n[: budget - 5]}-{fnv32a(n) & 0xFFFF:04x}"
+
+
+def name_length_problems(graph_name: str, components: Sequence[Component]) -> list[str]:
+    """Components whose pod names cannot fit even with the shortest PodCliqueSet name (8
+    characters), as upstream's admission refuses them on Grove (``dgdComponentResourceNameLength``
+    in its ``webhook/validation/dynamographdeployment_helpers.go``; its words)."""
+    pcs = pcs_name(graph_name, components)
+    out = []
+    for i, c in enumerate(components):
+        combined = len(pcs) + _budget_of(c)
+        if combined <= NAME_BUDGET:
+            continue
+        detail = (
+            f'PCS name + PCSG name + longest PodClique name "{c.lower_name}-ldr"'
+            if c.is_multinode
+            else "PCS name + component name"
+        )
+        out.append(
+            f"spec.components[{i}].name: combined resource name length {combined} exceeds the "
+            f"{NAME_BUDGET}-character pod-name limit ({detail}); shorten DynamoGraphDeployment "
+            f'name "{graph_name}" or component name "{c.name}"'
+        )
+    return out
+
+
+def _checked_pcs_name(graph_name: str, components: Sequence[Component]) -> str:
+    too_long = name_length_problems(graph_name, components)
+    if too_long:
+        raise RenderError("; ".join(too_long))
+    return pcs_name(graph_name, components)
 
 
 def child_name(pcs: str, component: str) -> str:
@@ -158,7 +190,7 @@ def render_pod_clique_set(
 ) -> Rendered:
     """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
     components = graph.spec.components
-    name = pcs_name(graph.name, components)
+    name = _checked_pcs_name(graph.name, components)
     sources = {
         s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
     }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from syncagent.programs.grove.readiness import GroveChild, pcs_readiness
-from syncagent.render import Environment
+from syncagent.render import Environment, RenderError
 from syncagent.render.grove import (
     clique_set_change,
     fnv32a,
     live_template_replicas,
+    name_length_problems,
     pcs_name,
     render_pod_clique_set,
 )
@@ -83,6 +86,40 @@ def test_2_long_name_is_truncated_with_fnv_suffix() -> None:
     comps = [frontend("frontend"), worker("decode", "decode")]
     assert pcs_name(name, typed_components(comps)) == "a-very-long-dynamo-graph-b594"
     assert f"{fnv32a(name) & 0xFFFF:04x}" == "b594"
+
+
+def test_combined_name_length_is_refused_as_upstream_admission_does() -> None:
+    """Upstream's table "rendered Grove resource name length accepts boundary / rejects
+    overflow" (``webhook/validation/dynamographdeployment_validation_envtest_test.go``, rule
+    ``dgdComponentResourceNameLength``): graph ``test-graph-`` + 50 x, a frontend and a
+    single-node worker ``w`` + 36 x is accepted, one more character is refused with its words.
+    """
+    name = "test-graph-" + "x" * 50
+    boundary = "w" + "x" * 36
+    too_long = boundary + "x"
+    ok = [frontend("frontend"), worker(boundary, "worker", nodes=1)]
+    assert name_length_problems(name, typed_components(ok)) == []
+    bad = [frontend("frontend"), worker(too_long, "worker", nodes=1)]
+    assert name_length_problems(name, typed_components(bad)) == [
+        f"spec.components[1].name: combined resource name length 46 exceeds the 45-character "
+        f"pod-name limit (PCS name + component name); shorten DynamoGraphDeployment name "
+        f'"{name}" or component name "{too_long}"'
+    ]
+
+
+def test_combined_name_length_of_a_multinode_component() -> None:
+    """The scaling-group form of the same rule: PCS + PCSG + longest clique ``<c>-ldr``
+    (``LongestPodCliqueNameForDGDComponent``); 17 + 21 leaves a budget of 7, raised to the
+    minimum 8, so 46. The PodCliqueSet is not rendered."""
+    component = "d" * 17
+    comps = [worker(component, "decode")]
+    [problem] = name_length_problems("my-graph", typed_components(comps))
+    assert problem.startswith(
+        "spec.components[0].name: combined resource name length 46 exceeds the 45-character "
+        f'pod-name limit (PCS name + PCSG name + longest PodClique name "{component}-ldr")'
+    )
+    with pytest.raises(RenderError, match="combined resource name length 46"):
+        render_pod_clique_set(typed(graph("my-graph-name", components=comps)), env=ENV)
 
 
 def test_3_dots_are_normalised() -> None:
