@@ -138,7 +138,8 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
 
 
 def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> dict[str, Any]:
-    """``container`` with every default whose field or entry the user left unset."""
+    """``container`` with every default whose field or entry the user left unset (a user list of
+    ports counts as set: it replaces the default ports)."""
     out = dict(container)
     if not out.get("command"):
         out["command"] = list(defaults.command)
@@ -149,11 +150,11 @@ def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> di
     missing = sorted((e for e in defaults.env if e["name"] not in have), key=lambda e: e["name"])
     if user_env or missing:
         out["env"] = user_env + [dict(e) for e in missing]
-    user_ports = list(out.get("ports") or [])
-    named = {p.get("name") for p in user_ports}
-    extra_ports = [dict(p) for p in defaults.ports if p["name"] not in named]
-    if user_ports or extra_ports:
-        out["ports"] = user_ports + extra_ports
+    # A user's port list replaces the defaults whole, as upstream's merge of the main container
+    # replaces any non-empty list (mergeContainerByName, mergo WithOverride): appending ours
+    # would roll every such pod that upstream's operator started.
+    if not out.get("ports") and defaults.ports:
+        out["ports"] = [dict(p) for p in defaults.ports]
     for field, probe in defaults.probes:
         out.setdefault(field, copy.deepcopy(probe))
     return out

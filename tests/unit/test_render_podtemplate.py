@@ -316,10 +316,8 @@ def test_user_values_win_and_user_env_comes_first():
     assert [e["name"] for e in main["env"]][:2] == ["Z", "DYN_SYSTEM_PORT"]
     assert env_dict(main)["DYN_SYSTEM_PORT"] == "9999"
     assert [e["name"] for e in main["env"]].count("DYN_SYSTEM_PORT") == 1
-    assert main["ports"] == [
-        {"name": "system", "containerPort": 9999},
-        {"name": "nixl", "containerPort": 19090, "protocol": "TCP"},
-    ]
+    # the user's list replaces the default ports (docs/pod-rules.md)
+    assert main["ports"] == [{"name": "system", "containerPort": 9999}]
     assert main["livenessProbe"] == {"exec": {"command": ["true"]}}
 
 

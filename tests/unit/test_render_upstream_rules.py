@@ -115,8 +115,30 @@ def test_planner_user_values_win_over_defaults():
     assert [e for e in main["env"] if e["name"] == "PLANNER_PROMETHEUS_PORT"] == [
         {"name": "PLANNER_PROMETHEUS_PORT", "value": "7000"}
     ]
-    assert [p["name"] for p in main["ports"]] == ["metrics", "system"]
-    assert main["ports"][0] == {"name": "metrics", "containerPort": 7000}
+    assert main["ports"] == [{"name": "metrics", "containerPort": 7000}]
+
+
+@pytest.mark.parametrize(
+    ("ctype", "defaults"),
+    [
+        ("worker", ["system", "nixl"]),
+        ("decode", ["system", "nixl"]),
+        ("frontend", ["http"]),
+        ("planner", ["metrics", "system"]),
+    ],
+)
+def test_user_ports_replace_the_default_ports(ctype, defaults):
+    """Upstream ``mergeContainerByName`` (``internal/dynamo/graph.go``) merges the user's main
+    container over the defaults with ``mergo.Merge(..., WithOverride)``, which replaces a list
+    the user set (non-empty) instead of appending to it; with no user ports the component's
+    defaults (``component_worker.go``, ``component_frontend.go``, ``component_planner.go``) stay."""
+    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    main = main_of(
+        pod_template(standalone(component(ctype, ports=mine)), role="main", env=Environment())
+    )
+    assert main["ports"] == mine
+    plain = main_of(pod_template(standalone(component(ctype)), role="main", env=Environment()))
+    assert [p["name"] for p in plain["ports"]] == defaults
 
 
 def test_planner_service_account_upstream_table():
