@@ -192,7 +192,8 @@ def render_pod_clique_set(
     components = graph.spec.components
     name = _checked_pcs_name(graph.name, components)
     sources = {
-        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
+        s.spec["name"]: s
+        for s in graph_sources(graph, generate_dcds(graph, live=live, env=env, grove=True))
     }
     backend = next(
         (

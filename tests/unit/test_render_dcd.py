@@ -250,7 +250,9 @@ def test_planner_and_epp_defaults():
     dcds = by_name(generate_dcds(typed(graph(components=[planner, epp, own_sa]))))
     planner_spec = dcds["x-planner"].body["spec"]["podTemplate"]["spec"]
     assert planner_spec["serviceAccountName"] == "planner-serviceaccount"
-    assert dcds["x-planner2"].body["spec"]["podTemplate"]["spec"]["serviceAccountName"] == "mine"
+    # set over the planner's own account, as upstream generateSingleDCD (docs/pod-rules.md)
+    own = dcds["x-planner2"].body["spec"]["podTemplate"]["spec"]
+    assert own["serviceAccountName"] == "planner-serviceaccount"
     epp_template = dcds["x-epp"].body["spec"]["podTemplate"]
     assert epp_template["metadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
 

@@ -154,6 +154,51 @@ def test_planner_service_account_upstream_table():
     assert own["spec"]["serviceAccountName"] == "mine"
 
 
+def _planner_graph(account: str | None) -> dict:
+    planner = component("planner")
+    if account:
+        planner["podTemplate"]["spec"]["serviceAccountName"] = account
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"components": [planner]},
+    }
+
+
+def test_a_graph_planner_dcd_always_runs_as_planner_serviceaccount():
+    """Upstream ``generateSingleDCD`` (``internal/dynamo/graph.go``) sets
+    ``podTemplate.spec.serviceAccountName = PlannerServiceAccountName`` on every planner DCD a
+    graph generates, over the component's own value; the DCD's pods then run as it (the
+    Component and DisaggregatedSet pathways render from that DCD)."""
+    graph = typed(_planner_graph("mine"))
+    (dcd,) = generate_dcds(graph, env=Environment())
+    assert dcd.body["spec"]["podTemplate"]["spec"]["serviceAccountName"] == (
+        "planner-serviceaccount"
+    )
+    (workload,) = [
+        o for o in render_graph(graph, env=Environment(), lws=True) if o.kind == "Deployment"
+    ]
+    assert workload.body["spec"]["template"]["spec"]["serviceAccountName"] == (
+        "planner-serviceaccount"
+    )
+
+
+@pytest.mark.parametrize(
+    ("account", "expected"), [("mine", "mine"), (None, "planner-serviceaccount")]
+)
+def test_a_grove_planner_keeps_its_own_serviceaccount(account, expected):
+    """Upstream renders Grove pods from the component (``GenerateGrovePodCliqueSet`` ->
+    ``GenerateBasePodSpec``): ``PlannerDefaults.GetBasePodSpec`` names
+    ``planner-serviceaccount``, then the user's pod spec is merged over it with
+    ``mergo.WithOverride``, so a planner's own account wins and only a gap is filled
+    (``TestGenerateBasePodSpec_PlannerServiceAccount`` for the gap)."""
+    objects = render_grove_graph(typed(_planner_graph(account)), env=Environment())
+    (pcs,) = [o for o in objects if o.kind == "PodCliqueSet"]
+    (clique,) = pcs.body["spec"]["template"]["cliques"]
+    assert clique["spec"]["podSpec"]["serviceAccountName"] == expected
+
+
 def test_planner_service_targets_a_port_its_pods_have():
     graph = {
         "apiVersion": "nvidia.com/v1beta1",
