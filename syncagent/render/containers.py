@@ -12,6 +12,9 @@ SYSTEM_PORT = 9090
 NIXL_PORT = 19090
 PLANNER_METRICS_PORT = 9085
 PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"  # must exist; we do not create it
+ETCD = "etcd"
+KUBERNETES = "kubernetes"
+CONTAINER_MODE = "container"  # nvidia.com/dynamo-kube-discovery-mode
 
 
 def _http_probe(path: str, port: str, **timing: int) -> dict[str, Any]:
@@ -88,19 +91,32 @@ class DefaultsInput:
     parent: str
     namespace: str
     discovery_backend: str
+    kube_discovery_mode: str = "pod"
 
 
-def main_defaults(inp: DefaultsInput) -> MainDefaults:
+def _common_env(inp: DefaultsInput) -> list[dict[str, Any]]:
+    """Every component's env (upstream ``getCommonContainer``). An etcd backend gets no
+    ``DYN_DISCOVERY_BACKEND``: the runtime's default is etcd; any other value means Kubernetes."""
     env: list[dict[str, Any]] = [
         {"name": "DYN_NAMESPACE", "value": inp.dynamo_namespace},
         {"name": "DYN_COMPONENT", "value": inp.workload_type},
         {"name": "DYN_PARENT_DGD_K8S_NAME", "value": inp.parent},
         {"name": "DYN_PARENT_DGD_K8S_NAMESPACE", "value": inp.namespace},
-        {"name": "DYN_DISCOVERY_BACKEND", "value": inp.discovery_backend},
         _field_env("POD_NAME", "metadata.name"),
         _field_env("POD_NAMESPACE", "metadata.namespace"),
         _field_env("POD_UID", "metadata.uid"),
     ]
+    if inp.discovery_backend != ETCD:
+        env.append({"name": "DYN_DISCOVERY_BACKEND", "value": KUBERNETES})
+    if inp.kube_discovery_mode == CONTAINER_MODE:
+        # each container registers itself with the discovery plane, under its own name
+        env.append({"name": "CONTAINER_NAME", "value": MAIN})
+        env.append({"name": "DYN_KUBE_DISCOVERY_MODE", "value": CONTAINER_MODE})
+    return env
+
+
+def main_defaults(inp: DefaultsInput) -> MainDefaults:
+    env = _common_env(inp)
     if inp.component_type == "frontend":
         env += [
             {"name": "DYNAMO_PORT", "value": str(FRONTEND_PORT)},

@@ -114,6 +114,7 @@ def pod_template(
             parent=source.parent,
             namespace=source.namespace,
             discovery_backend=discovery_backend(source, env),
+            kube_discovery_mode=source.template_annotations.get(L.KUBE_DISCOVERY_MODE, "pod"),
         )
     )
     main = apply_main_defaults(containers[index], defaults)

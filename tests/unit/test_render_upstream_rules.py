@@ -443,3 +443,76 @@ def test_lws_multinode_worker_without_args_still_fails():
     (_, decode) = generate_dcds(typed(graph))
     with pytest.raises(RenderError, match=r"^container Args cannot be empty for LWS pod$"):
         leader_worker_templates(source_of(decode, graph="grove-manifest"), env=Environment())
+
+
+# -- discovery env (component_common.go getCommonContainer) ----------------------------------
+
+
+def _env_names(template: dict) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in main_of(template)["env"]}
+
+
+@pytest.mark.parametrize(
+    ("mode", "backend", "expected"),
+    [
+        # TestBaseComponentDefaults_ContainerNameOnlyInContainerDiscoveryMode
+        (None, "kubernetes", {"DYN_DISCOVERY_BACKEND": "kubernetes"}),
+        (
+            "container",
+            "kubernetes",
+            {
+                "DYN_DISCOVERY_BACKEND": "kubernetes",
+                "CONTAINER_NAME": "main",
+                "DYN_KUBE_DISCOVERY_MODE": "container",
+            },
+        ),
+        # the code: no backend variable for etcd ("unless explicitly set to etcd"), and the
+        # container-mode pair does not depend on the backend
+        (None, "etcd", {}),
+        ("container", "etcd", {"CONTAINER_NAME": "main", "DYN_KUBE_DISCOVERY_MODE": "container"}),
+        ("pod", "kubernetes", {"DYN_DISCOVERY_BACKEND": "kubernetes"}),
+    ],
+)
+def test_discovery_env_of_every_component(mode, backend, expected):
+    """Upstream ``getCommonContainer`` (``internal/dynamo/component_common.go``):
+    ``DYN_DISCOVERY_BACKEND=kubernetes`` unless the backend is ``etcd``, and
+    ``CONTAINER_NAME=main`` + ``DYN_KUBE_DISCOVERY_MODE=container`` when the pod template
+    annotation ``nvidia.com/dynamo-kube-discovery-mode`` is ``container``."""
+    annotations = {"nvidia.com/dynamo-discovery-backend": backend}
+    if mode:
+        annotations["nvidia.com/dynamo-kube-discovery-mode"] = mode
+    names = ("DYN_DISCOVERY_BACKEND", "CONTAINER_NAME", "DYN_KUBE_DISCOVERY_MODE")
+    for ctype in ("worker", "frontend", "planner", "custom"):
+        spec = component(ctype)
+        spec["podTemplate"]["metadata"] = {"annotations": annotations}
+        env = _env_names(pod_template(standalone(spec), role="main", env=Environment()))
+        assert {k: v for k, v in env.items() if k in names} == expected, ctype
+
+
+def test_graph_discovery_mode_annotation_reaches_every_pod():
+    """The graph's metadata annotation is copied into each component's pod template
+    (``dgdPropagatedAnnotationKeys``), so a graph in container mode gets the pair on every
+    component, on the Component pathway and on Grove."""
+    graph = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {
+            "name": "g",
+            "namespace": "ns",
+            "annotations": {"nvidia.com/dynamo-kube-discovery-mode": "container"},
+        },
+        "spec": {"components": [component("worker"), component("frontend")]},
+    }
+    deployments = [
+        o for o in render_graph(typed(graph), env=Environment(), lws=True) if o.kind == "Deployment"
+    ]
+    (pcs,) = [
+        o for o in render_grove_graph(typed(graph), env=Environment()) if o.kind == "PodCliqueSet"
+    ]
+    templates = [d.body["spec"]["template"] for d in deployments] + [
+        {"spec": c["spec"]["podSpec"]} for c in pcs.body["spec"]["template"]["cliques"]
+    ]
+    assert len(templates) == 4
+    for template in templates:
+        env = _env_names(template)
+        assert (env["CONTAINER_NAME"], env["DYN_KUBE_DISCOVERY_MODE"]) == ("main", "container")
