@@ -174,3 +174,26 @@ def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> di
     for field, probe in defaults.probes:
         out.setdefault(field, copy.deepcopy(probe))
     return out
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def add_probed_ports(container: dict[str, Any], defaults: MainDefaults) -> None:
+    """Give back a default port that a probe of the finished container names and the user's own
+    port list left out (our design, docs/pod-rules.md): a probe on a port the container lacks
+    never succeeds. Upstream leaves it out; a pod whose probes work has the port already, so
+    such pods render as upstream's."""
+    ports = container.get("ports") or []
+    have = {p.get("name") for p in ports}
+    named = [_probe_port(container.get(field)) for field in _PROBES]
+    missing = [dict(p) for p in defaults.ports if p["name"] in named and p["name"] not in have]
+    if ports and missing:
+        container["ports"] = [*ports, *missing]
+
+
+def _probe_port(probe: Any) -> Any:
+    if not isinstance(probe, dict):
+        return None
+    action = probe.get("httpGet") or probe.get("tcpSocket") or {}
+    return action.get("port") if isinstance(action, dict) else None

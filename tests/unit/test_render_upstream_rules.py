@@ -115,30 +115,67 @@ def test_planner_user_values_win_over_defaults():
     assert [e for e in main["env"] if e["name"] == "PLANNER_PROMETHEUS_PORT"] == [
         {"name": "PLANNER_PROMETHEUS_PORT", "value": "7000"}
     ]
-    assert main["ports"] == [{"name": "metrics", "containerPort": 7000}]
+    # the user's list replaces the defaults; ``system`` comes back because the planner's probes
+    # name it (test_a_port_a_probe_needs_is_given_back)
+    assert main["ports"] == [
+        {"name": "metrics", "containerPort": 7000},
+        {"name": "system", "containerPort": 9090, "protocol": "TCP"},
+    ]
 
 
 @pytest.mark.parametrize(
-    ("ctype", "defaults"),
+    ("ctype", "defaults", "probed"),
     [
-        ("worker", ["system", "nixl"]),
-        ("decode", ["system", "nixl"]),
-        ("frontend", ["http"]),
-        ("planner", ["metrics", "system"]),
+        ("worker", ["system", "nixl"], "system"),
+        ("decode", ["system", "nixl"], "system"),
+        ("frontend", ["http"], "http"),
+        ("planner", ["metrics", "system"], "system"),
     ],
 )
-def test_user_ports_replace_the_default_ports(ctype, defaults):
+def test_user_ports_replace_the_default_ports(ctype, defaults, probed):
     """Upstream ``mergeContainerByName`` (``internal/dynamo/graph.go``) merges the user's main
     container over the defaults with ``mergo.Merge(..., WithOverride)``, which replaces a list
     the user set (non-empty) instead of appending to it; with no user ports the component's
-    defaults (``component_worker.go``, ``component_frontend.go``, ``component_planner.go``) stay."""
-    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    defaults (``component_worker.go``, ``component_frontend.go``, ``component_planner.go``) stay.
+    The user's list here carries the port the default probes name, so the pod is upstream's."""
+    mine = [
+        {"name": probed, "containerPort": 7000, "protocol": "TCP"},
+        {"name": "custom", "containerPort": 7777, "protocol": "TCP"},
+    ]
     main = main_of(
         pod_template(standalone(component(ctype, ports=mine)), role="main", env=Environment())
     )
     assert main["ports"] == mine
     plain = main_of(pod_template(standalone(component(ctype)), role="main", env=Environment()))
     assert [p["name"] for p in plain["ports"]] == defaults
+
+
+def test_a_port_a_probe_needs_is_given_back():
+    """Our design (docs/pod-rules.md, deliberate difference): a user list without the port the
+    probes name gets that default port back (upstream's pod would fail its probes for ever);
+    a port no probe names is not added, and the user's own probes decide."""
+    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    main = main_of(
+        pod_template(standalone(component("worker", ports=mine)), role="main", env=Environment())
+    )
+    assert main["ports"] == [*mine, {"name": "system", "containerPort": 9090, "protocol": "TCP"}]
+    own_probes = {
+        f: {"tcpSocket": {"port": "custom"}}
+        for f in ("livenessProbe", "readinessProbe", "startupProbe")
+    }
+    spec = component("worker", ports=mine, **own_probes)
+    main = main_of(pod_template(standalone(spec), role="main", env=Environment()))
+    assert main["ports"] == mine
+
+
+def test_a_multinode_worker_without_probes_keeps_the_user_ports_only():
+    """A multinode vLLM worker loses every probe (``backend_vllm.go``), so nothing is given back
+    and its pods equal upstream's."""
+    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    spec = component("worker", ports=mine, command=["python3", "-m", "dynamo.vllm"], args=["x"])
+    spec |= {"backendFramework": "vllm", "multinode": {"nodeCount": 2}}
+    _, worker = leader_worker_templates(standalone(spec), env=Environment())
+    assert main_of(worker)["ports"] == mine
 
 
 def test_planner_service_account_upstream_table():
