@@ -164,6 +164,12 @@ def _clique(
     meta = template.get("metadata") or {}
     labels = {**(meta.get("labels") or {}), L.SELECTOR: f"{graph}-{source.component_name.lower()}"}
     annotations = dict(meta.get("annotations") or {})
+    # Upstream names the base model in the annotations of a DCD's pods only
+    # (GetDCDKubeAnnotations); a clique carries it only when the user wrote it.
+    written = {**source.annotations, **source.template_annotations}
+    annotations.pop(L.BASE_MODEL, None)
+    if L.BASE_MODEL in written:
+        annotations[L.BASE_MODEL] = written[L.BASE_MODEL]
     if discovery_on(source, env):
         annotations[L.DISCOVERY_BACKEND] = "kubernetes"
     spec: dict[str, Any] = {

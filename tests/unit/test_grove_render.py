@@ -241,3 +241,21 @@ def test_readiness_examples() -> None:
     behind = _pcs()
     behind["metadata"]["generation"] = 3
     assert not pcs_readiness(behind, _children(decode=ok)).ready
+
+
+def test_cliques_carry_no_base_model_annotation() -> None:
+    """Upstream's clique annotations are ``generateAnnotations`` (``internal/dynamo/graph.go``):
+    the graph's ``spec.annotations`` and the pod template's; the base model annotation is added
+    only to a DCD's workload and pods (``GetDCDKubeAnnotations``, ``AddBaseModelAnnotation``).
+    The base model hash label stays (``generateLabels`` -> ``AddBaseModelLabel``)."""
+    model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+    g = graph("g", components=[worker("decode", "decode", nodes=1, **model)])
+    (clique,) = _cliques(render_pod_clique_set(typed(g), env=ENV).body).values()
+    assert "nvidia.com/dynamo-base-model" not in clique.get("annotations", {})
+    assert clique["labels"]["nvidia.com/dynamo-base-model-hash"]
+    own = worker("decode", "decode", nodes=1, **model)
+    own["podTemplate"]["metadata"] = {"annotations": {"nvidia.com/dynamo-base-model": "mine"}}
+    (clique,) = _cliques(
+        render_pod_clique_set(typed(graph("g", components=[own])), env=ENV).body
+    ).values()
+    assert clique["annotations"]["nvidia.com/dynamo-base-model"] == "mine"
