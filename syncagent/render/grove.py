@@ -22,6 +22,7 @@ from syncagent.render.dcd import (
     graph_sources,
 )
 from syncagent.render.deployment import deployment
+from syncagent.render.grove_startup import Fixed, keep_fixed
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, RenderError, build
@@ -193,8 +194,11 @@ def render_pod_clique_set(
     env: Environment,
     live: GraphLive | None = None,
     live_replicas: Mapping[str, int] | None = None,
+    fixed: Fixed | None = None,
 ) -> Rendered:
-    """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
+    """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set,
+    and so are the values Grove fixed when the live PCS was created (``fixed``, from
+    :func:`~syncagent.render.grove_startup.live_fixed`)."""
     components = graph.spec.components
     name = _checked_pcs_name(graph.name, components)
     sources = {
@@ -218,21 +222,11 @@ def render_pod_clique_set(
         after=_EXPLICIT_AFTER.get(backend) if explicit else None,
         echo=dict(live_replicas or {}),
     )
-    template: dict[str, Any] = {
-        "cliqueStartupType": "CliqueStartupTypeExplicit"
-        if explicit
-        else "CliqueStartupTypeAnyOrder",
-        "headlessServiceConfig": {"publishNotReadyAddresses": True},
-        "terminationDelay": "15m0s",
-        "cliques": cliques,
-    }
-    if groups:
-        template["podCliqueScalingGroups"] = groups
     pcs_spec: dict[str, Any] = {"replicas": 1}
     strategy = (graph.metadata.annotations or {}).get(UPDATE_STRATEGY)
     if strategy in _STRATEGIES:
         pcs_spec["updateStrategy"] = {"type": strategy}
-    pcs_spec["template"] = template
+    pcs_spec["template"] = _template(cliques, groups, fixed=fixed)
     return build(
         manager=grove_manager.MANAGER.name,
         api_version=API_VERSION,
@@ -246,6 +240,21 @@ def render_pod_clique_set(
         owner=graph_owner(graph),
         spec=pcs_spec,
     )
+
+
+def _template(
+    cliques: list[dict[str, Any]], groups: list[dict[str, Any]], *, fixed: Fixed | None
+) -> dict[str, Any]:
+    grouped = {n for g in groups for n in g["cliqueNames"]}
+    template: dict[str, Any] = {
+        "cliqueStartupType": keep_fixed(cliques, grouped=grouped, fixed=fixed),
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+        "terminationDelay": "15m0s",
+        "cliques": cliques,
+    }
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    return template
 
 
 def _cliques_and_groups(

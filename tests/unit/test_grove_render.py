@@ -16,6 +16,7 @@ from syncagent.render.grove import (
     pcs_name,
     render_pod_clique_set,
 )
+from syncagent.render.grove_startup import live_fixed
 from tests.support.graphs import typed, typed_components
 from tests.unit.support.graphs import frontend, graph, worker
 
@@ -259,3 +260,47 @@ def test_cliques_carry_no_base_model_annotation() -> None:
         render_pod_clique_set(typed(graph("g", components=[own])), env=ENV).body
     ).values()
     assert clique["annotations"]["nvidia.com/dynamo-base-model"] == "mine"
+
+
+def _with_fixed(body: dict, *, startup: str, minimum: dict, after: dict) -> dict:
+    live = json.loads(json.dumps(body))
+    live["spec"]["template"]["cliqueStartupType"] = startup
+    for clique in live["spec"]["template"]["cliques"]:
+        spec = clique["spec"]
+        spec.pop("startsAfter", None)
+        if clique["name"] in minimum:
+            spec["minAvailable"] = minimum[clique["name"]]
+        if clique["name"] in after:
+            spec["startsAfter"] = after[clique["name"]]
+    return live
+
+
+def test_values_grove_fixed_at_creation_are_kept_from_the_live_pcs() -> None:
+    """Grove refuses a change of ``cliqueStartupType``, ``startsAfter`` and a clique's
+    ``minAvailable`` (spec/grove.md §1): whatever a live PodCliqueSet holds (upstream's
+    operator's or an earlier syncagent's) is applied again, for multinode cliques; a
+    single-node clique's ``minAvailable`` is the component's field and follows the graph."""
+    g = graph(
+        "g",
+        components=[
+            worker("fe", "worker", nodes=1, minAvailable=1),
+            worker("decode", "decode", nodes=3),
+        ],
+    )
+    fresh = render_pod_clique_set(typed(g), env=ENV).body
+    live = _with_fixed(
+        fresh,
+        startup="CliqueStartupTypeExplicit",
+        minimum={"decode-ldr": 1, "decode-wkr": 7, "fe": 5},
+        after={"decode-wkr": ["decode-ldr"]},
+    )
+    again = render_pod_clique_set(typed(g), env=ENV, fixed=live_fixed(live)).body
+    template = again["spec"]["template"]
+    assert template["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    cliques = _cliques(again)
+    assert cliques["decode-wkr"]["spec"]["startsAfter"] == ["decode-ldr"]
+    assert list(cliques["decode-wkr"]["spec"])[-1] == "podSpec"
+    assert "startsAfter" not in cliques["decode-ldr"]["spec"]
+    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 7
+    assert cliques["fe"]["spec"]["minAvailable"] == 1
+    assert live_fixed(None) is None

@@ -46,6 +46,7 @@ from syncagent.render.grove import (
     render_pod_clique_set,
     service_workload,
 )
+from syncagent.render.grove_startup import live_fixed
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
@@ -101,7 +102,11 @@ class GroveReconcile:
         )
         graph_live = GraphLive(restart_at=_restart_values(live_pcs), restarting=restart.annotate)
         rendered = render_pod_clique_set(
-            ctx.typed, env=env, live=graph_live, live_replicas=live_template_replicas(live_pcs)
+            ctx.typed,
+            env=env,
+            live=graph_live,
+            live_replicas=live_template_replicas(live_pcs),
+            fixed=live_fixed(live_pcs),
         )
         refusal = clique_set_change(rendered, live_pcs)
         if refusal:
