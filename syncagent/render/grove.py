@@ -295,7 +295,8 @@ def _cliques_and_groups(
                     name=f"{base}-{suffix}",
                     role=role,
                     replicas=count,
-                    min_available=1,
+                    # Every rank of the engine must be up (upstream buildCliqueForRole).
+                    min_available=count,
                     starts_after=starts,
                     **common,
                 )

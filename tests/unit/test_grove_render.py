@@ -128,6 +128,12 @@ def test_3_dots_are_normalised() -> None:
 
 
 def test_4_multinode_replicas_and_min_available() -> None:
+    """A multinode clique's ``minAvailable`` is its replicas: upstream ``buildCliqueForRole``
+    (``internal/dynamo/graph.go``: ``if p.isMultinode && !p.isInterPodFailover { minAvailable =
+    p.r.Replicas }``); its table ``TestGenerateGrovePodCliqueSet`` / "multinode sglang" has
+    ``worker-ldr`` {replicas 1, minAvailable 1} and, for ``nodeCount: 3``, ``worker-wkr``
+    {replicas 2, minAvailable 2}. The scaling group keeps the component's ``minAvailable``.
+    (grove.md example 4 says 1 for both cliques; upstream wins, spec/README.)"""
     g = graph(
         "g",
         components=[worker("decode", "decode", nodes=4, replicas=2, minAvailable=2)],
@@ -137,7 +143,13 @@ def test_4_multinode_replicas_and_min_available() -> None:
     assert cliques["decode-ldr"]["spec"]["replicas"] == 1
     assert cliques["decode-wkr"]["spec"]["replicas"] == 3
     assert cliques["decode-ldr"]["spec"]["minAvailable"] == 1
-    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 1
+    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 3
+    three = graph("g", components=[worker("worker", "worker", nodes=3, replicas=5)])
+    cliques = _cliques(render_pod_clique_set(typed(three), env=ENV).body)
+    assert (
+        cliques["worker-wkr"]["spec"]["replicas"],
+        cliques["worker-wkr"]["spec"]["minAvailable"],
+    ) == (2, 2)
     group = body["spec"]["template"]["podCliqueScalingGroups"][0]
     assert (group["replicas"], group["minAvailable"]) == (2, 2)
 
