@@ -22,10 +22,11 @@ from syncagent.render.dcd import (
     graph_sources,
 )
 from syncagent.render.deployment import deployment
-from syncagent.render.grove_startup import Fixed, keep_fixed
+from syncagent.render.grove_startup import Fixed, keep_fixed, starts_after
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
 from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, RenderError, build
+from syncagent.render.multinode import backend_of
 from syncagent.render.naming import normalize
 from syncagent.render.podtemplate import pod_template
 from syncagent.render.services import component_service, model_service, wants_component_service
@@ -35,7 +36,6 @@ KIND = "PodCliqueSet"
 NAME_BUDGET = 45
 UPDATE_STRATEGY = "nvidia.com/grove-update-strategy"
 _STRATEGIES = ("RollingRecreate", "OnDelete")
-_EXPLICIT_AFTER = {"sglang": ("wkr", "ldr"), "trtllm": ("ldr", "wkr")}  # clique -> starts after
 _NEVER_ANNOTATIONS = (
     L.ORIGIN_VERSION,
     "nvidia.com/current-worker-hash",
@@ -205,21 +205,11 @@ def render_pod_clique_set(
         s.spec["name"]: s
         for s in graph_sources(graph, generate_dcds(graph, live=live, env=env, grove=True))
     }
-    backend = next(
-        (
-            s.spec.get("backendFramework")
-            for s in sources.values()
-            if s.spec.get("backendFramework")
-        ),
-        "",
-    )
-    explicit = backend in _EXPLICIT_AFTER and any(c.is_multinode for c in components)
     cliques, groups = _cliques_and_groups(
         components,
         sources,
         graph_name=graph.name,
         env=env,
-        after=_EXPLICIT_AFTER.get(backend) if explicit else None,
         echo=dict(live_replicas or {}),
     )
     pcs_spec: dict[str, Any] = {"replicas": 1}
@@ -263,11 +253,11 @@ def _cliques_and_groups(
     *,
     graph_name: str,
     env: Environment,
-    after: tuple[str, str] | None,
     echo: Mapping[str, int],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One clique per single-node component; a leader and a worker clique plus a scaling
-    group per multinode one (``after``: the explicit startup order of the backend)."""
+    group per multinode one, ordered as the component's own backend needs
+    (:func:`~syncagent.render.grove_startup.starts_after`)."""
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for component in components:
@@ -287,8 +277,9 @@ def _cliques_and_groups(
                 )
             )
             continue
+        order = starts_after(backend_of(source).name, base=base, multinode=True)
         for suffix, role, count in (("ldr", "leader", 1), ("wkr", "worker", source.node_count - 1)):
-            starts = [f"{base}-{after[1]}"] if after and after[0] == suffix else None
+            starts = order.get(f"{base}-{suffix}")
             cliques.append(
                 _clique(
                     source,

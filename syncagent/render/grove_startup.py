@@ -20,6 +20,7 @@ from typing import Any
 
 ANY_ORDER = "CliqueStartupTypeAnyOrder"
 EXPLICIT = "CliqueStartupTypeExplicit"
+TRTLLM = "trtllm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,14 @@ def live_fixed(live: Mapping[str, Any] | None) -> Fixed | None:
             minimum[name] = int(spec["minAvailable"])
     startup = str(template.get("cliqueStartupType") or ANY_ORDER)
     return Fixed(startup_type=startup, starts_after=starts, min_available=minimum)
+
+
+def starts_after(backend: str, *, base: str, multinode: bool) -> dict[str, list[str]]:
+    """Clique name -> the cliques it starts after, for one component (upstream
+    ``getCliqueStartupDependencies``, reached only for TensorRT-LLM multinode components)."""
+    if backend == TRTLLM and multinode:
+        return {f"{base}-ldr": [f"{base}-wkr"]}
+    return {}
 
 
 def startup_type(cliques: Sequence[Mapping[str, Any]]) -> str:

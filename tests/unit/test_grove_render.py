@@ -170,10 +170,36 @@ def test_5_trtllm_starts_leader_after_workers() -> None:
     assert "startsAfter" not in cliques["prefill-wkr"]["spec"]
 
 
-def test_sglang_starts_workers_after_leader() -> None:
-    g = graph("g", components=[_engine("prefill", "dynamo.sglang")], backendFramework="sglang")
-    cliques = _cliques(render_pod_clique_set(typed(g), env=ENV).body)
-    assert cliques["prefill-wkr"]["spec"]["startsAfter"] == ["prefill-ldr"]
+@pytest.mark.parametrize("backend", ["sglang", "vllm"])
+def test_sglang_and_vllm_start_in_any_order(backend: str) -> None:
+    """Upstream ``applyCliqueStartupDependencies`` (``internal/dynamo/graph.go``) orders cliques
+    only when ``backendFramework == trtllm && numberOfNodes > 1`` (or inter-pod GMS); its table
+    ``TestGenerateGrovePodCliqueSet`` ("multinode sglang", "multinode vllm") expects
+    ``CliqueStartupTypeAnyOrder`` and no ``startsAfter`` (grove.md's table says Explicit for
+    SGLang; upstream wins, spec/README)."""
+    g = graph("g", components=[_engine("prefill", f"dynamo.{backend}")], backendFramework=backend)
+    body = render_pod_clique_set(typed(g), env=ENV).body
+    assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeAnyOrder"
+    assert all("startsAfter" not in c["spec"] for c in _cliques(body).values())
+
+
+def test_order_is_per_component_backend() -> None:
+    """The backend is each component's own (upstream ``getBackendFrameworkFromComponent``,
+    called per component): a TRT-LLM multinode component is ordered, a single-node one is not,
+    and one ordered component makes the whole PodCliqueSet Explicit."""
+    g = graph(
+        "g",
+        components=[
+            _engine("prefill", "dynamo.trtllm"),
+            {**_engine("decode", "dynamo.trtllm"), "multinode": None},
+        ],
+        backendFramework="trtllm",
+    )
+    body = render_pod_clique_set(typed(g), env=ENV).body
+    assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    cliques = _cliques(body)
+    assert cliques["prefill-ldr"]["spec"]["startsAfter"] == ["prefill-wkr"]
+    assert [n for n, c in cliques.items() if "startsAfter" in c["spec"]] == ["prefill-ldr"]
 
 
 def test_7_live_template_replicas_are_echoed() -> None:
