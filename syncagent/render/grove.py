@@ -21,10 +21,8 @@ from syncagent.render.dcd import (
     graph_owner,
     graph_sources,
 )
-from syncagent.render.deployment import deployment
 from syncagent.render.grove_startup import Fixed, keep_fixed, starts_after
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
-from syncagent.render.lws import leader_worker_set
 from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.multinode import backend_of
 from syncagent.render.naming import normalize
@@ -303,14 +301,6 @@ def _cliques_and_groups(
     return cliques, groups
 
 
-def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:
-    """The workload whose metadata a Grove component Service carries (the DCD form, with
-    Grove's pods: a multinode worker needs no args there)."""
-    if source.multinode:
-        return leader_worker_set(source, env=env, grove=True)
-    return deployment(source, env=env)
-
-
 def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
     identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
@@ -322,8 +312,7 @@ def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> lis
     models: dict[str, Rendered] = {}
     for source in sources:
         if wants_component_service(source, env):
-            workload = service_workload(source, env=env)
-            objects.append(component_service(source, workload=workload, owner=owner))
+            objects.append(component_service(source, env=env, owner=owner))
         if source.model and source.model not in models:
             models[source.model] = model_service(
                 source.model, namespace=source.namespace, owner=owner

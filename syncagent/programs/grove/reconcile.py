@@ -44,7 +44,6 @@ from syncagent.render.grove import (
     live_template_replicas,
     pcs_name,
     render_pod_clique_set,
-    service_workload,
 )
 from syncagent.render.grove_startup import live_fixed
 from syncagent.render.inputs import discovery_on
@@ -183,11 +182,7 @@ class GroveReconcile:
         for dcd in dcds:
             source = source_of(dcd, graph=ctx.name)
             if wants_component_service(source, env):
-                rendered = component_service(
-                    source,
-                    workload=service_workload(source, env=env),
-                    owner=graph_owner(ctx.typed),
-                )
+                rendered = component_service(source, env=env, owner=graph_owner(ctx.typed))
                 await service_cutover.ensure_component_service(
                     ctx.writer,
                     ctx.store,
