@@ -119,8 +119,10 @@ def generate_dcd(
     live = live or GraphLive()
     name = dcd_name(graph.name, component.name)
     namespace = graph_namespace(graph)
+    # Upstream's generated DCD (generateSingleDCD) is labelled with the component's own
+    # pod-template labels and its identity, and carries no annotations: the graph's
+    # spec.labels/annotations reach the pods through the pod template (rendering.md §1 step 3).
     labels = {
-        **(graph.spec.labels or {}),
         **(component.pod_metadata.get("labels") or {}),
         L.COMPONENT: component.name,
         L.DYNAMO_NAMESPACE: dynamo_namespace(
@@ -128,7 +130,6 @@ def generate_dcd(
         ),
         L.GRAPH_NAME: graph.name,
     }
-    annotations = _without(graph.spec.annotations or {}, _NEVER_ANNOTATIONS)
     spec = dcd_spec(
         graph, component, backend=backend, live=live, env=env or Environment(), grove=grove
     )
@@ -139,7 +140,6 @@ def generate_dcd(
         name=name,
         namespace=namespace,
         labels=_without(labels, _NEVER_LABELS),
-        annotations=annotations,
         owner=graph_owner(graph),
         spec=spec,
     )
