@@ -54,9 +54,7 @@ def render_component(
     owner = dcd_owner(source, uid=uid)
     service = None
     if wants_component_service(source, env):
-        service = component_service(
-            source, workload=workload, owner=owner, legacy_worker=legacy_worker
-        )
+        service = component_service(source, env=env, owner=owner, legacy_worker=legacy_worker)
     shared = None
     if source.model:
         shared = model_service(source.model, namespace=source.namespace, owner=owner)

@@ -12,6 +12,9 @@ SYSTEM_PORT = 9090
 NIXL_PORT = 19090
 PLANNER_METRICS_PORT = 9085
 PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"  # must exist; we do not create it
+ETCD = "etcd"
+KUBERNETES = "kubernetes"
+CONTAINER_MODE = "container"  # nvidia.com/dynamo-kube-discovery-mode
 
 
 def _http_probe(path: str, port: str, **timing: int) -> dict[str, Any]:
@@ -88,19 +91,32 @@ class DefaultsInput:
     parent: str
     namespace: str
     discovery_backend: str
+    kube_discovery_mode: str = "pod"
 
 
-def main_defaults(inp: DefaultsInput) -> MainDefaults:
+def _common_env(inp: DefaultsInput) -> list[dict[str, Any]]:
+    """Every component's env (upstream ``getCommonContainer``). An etcd backend gets no
+    ``DYN_DISCOVERY_BACKEND``: the runtime's default is etcd; any other value means Kubernetes."""
     env: list[dict[str, Any]] = [
         {"name": "DYN_NAMESPACE", "value": inp.dynamo_namespace},
         {"name": "DYN_COMPONENT", "value": inp.workload_type},
         {"name": "DYN_PARENT_DGD_K8S_NAME", "value": inp.parent},
         {"name": "DYN_PARENT_DGD_K8S_NAMESPACE", "value": inp.namespace},
-        {"name": "DYN_DISCOVERY_BACKEND", "value": inp.discovery_backend},
         _field_env("POD_NAME", "metadata.name"),
         _field_env("POD_NAMESPACE", "metadata.namespace"),
         _field_env("POD_UID", "metadata.uid"),
     ]
+    if inp.discovery_backend != ETCD:
+        env.append({"name": "DYN_DISCOVERY_BACKEND", "value": KUBERNETES})
+    if inp.kube_discovery_mode == CONTAINER_MODE:
+        # each container registers itself with the discovery plane, under its own name
+        env.append({"name": "CONTAINER_NAME", "value": MAIN})
+        env.append({"name": "DYN_KUBE_DISCOVERY_MODE", "value": CONTAINER_MODE})
+    return env
+
+
+def main_defaults(inp: DefaultsInput) -> MainDefaults:
+    env = _common_env(inp)
     if inp.component_type == "frontend":
         env += [
             {"name": "DYNAMO_PORT", "value": str(FRONTEND_PORT)},
@@ -138,7 +154,8 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
 
 
 def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> dict[str, Any]:
-    """``container`` with every default whose field or entry the user left unset."""
+    """``container`` with every default whose field or entry the user left unset (a user list of
+    ports counts as set: it replaces the default ports)."""
     out = dict(container)
     if not out.get("command"):
         out["command"] = list(defaults.command)
@@ -149,11 +166,34 @@ def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> di
     missing = sorted((e for e in defaults.env if e["name"] not in have), key=lambda e: e["name"])
     if user_env or missing:
         out["env"] = user_env + [dict(e) for e in missing]
-    user_ports = list(out.get("ports") or [])
-    named = {p.get("name") for p in user_ports}
-    extra_ports = [dict(p) for p in defaults.ports if p["name"] not in named]
-    if user_ports or extra_ports:
-        out["ports"] = user_ports + extra_ports
+    # A user's port list replaces the defaults whole, as upstream's merge of the main container
+    # replaces any non-empty list (mergeContainerByName, mergo WithOverride): appending ours
+    # would roll every such pod that upstream's operator started.
+    if not out.get("ports") and defaults.ports:
+        out["ports"] = [dict(p) for p in defaults.ports]
     for field, probe in defaults.probes:
         out.setdefault(field, copy.deepcopy(probe))
     return out
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def add_probed_ports(container: dict[str, Any], defaults: MainDefaults) -> None:
+    """Give back a default port that a probe of the finished container names and the user's own
+    port list left out (our design, docs/pod-rules.md): a probe on a port the container lacks
+    never succeeds. Upstream leaves it out; a pod whose probes work has the port already, so
+    such pods render as upstream's."""
+    ports = container.get("ports") or []
+    have = {p.get("name") for p in ports}
+    named = [_probe_port(container.get(field)) for field in _PROBES]
+    missing = [dict(p) for p in defaults.ports if p["name"] in named and p["name"] not in have]
+    if ports and missing:
+        container["ports"] = [*ports, *missing]
+
+
+def _probe_port(probe: Any) -> Any:
+    if not isinstance(probe, dict):
+        return None
+    action = probe.get("httpGet") or probe.get("tcpSocket") or {}
+    return action.get("port") if isinstance(action, dict) else None

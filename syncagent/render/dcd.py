@@ -82,8 +82,12 @@ def generate_dcds(
     *,
     live: GraphLive | None = None,
     env: Environment | None = None,
+    grove: bool = False,
 ) -> list[Rendered]:
-    """One DCD per component, in component order (raises :class:`RenderError`)."""
+    """One DCD per component, in component order (raises :class:`RenderError`).
+
+    ``grove``: the components as the Grove renderer reads them (upstream renders Grove pods from
+    the component, not from a DCD, so a planner keeps its own ServiceAccount there)."""
     live = live or GraphLive()
     components = graph.spec.components
     detected: list[str] = []
@@ -97,7 +101,10 @@ def generate_dcds(
             detected.append(detect_backend(components))
         return detected[0]
 
-    return [generate_dcd(graph, c, backend=backend_for(c), live=live, env=env) for c in components]
+    return [
+        generate_dcd(graph, c, backend=backend_for(c), live=live, env=env, grove=grove)
+        for c in components
+    ]
 
 
 def generate_dcd(
@@ -107,12 +114,15 @@ def generate_dcd(
     backend: str,
     live: GraphLive | None = None,
     env: Environment | None = None,
+    grove: bool = False,
 ) -> Rendered:
     live = live or GraphLive()
     name = dcd_name(graph.name, component.name)
     namespace = graph_namespace(graph)
+    # Upstream's generated DCD (generateSingleDCD) is labelled with the component's own
+    # pod-template labels and its identity, and carries no annotations: the graph's
+    # spec.labels/annotations reach the pods through the pod template (rendering.md §1 step 3).
     labels = {
-        **(graph.spec.labels or {}),
         **(component.pod_metadata.get("labels") or {}),
         L.COMPONENT: component.name,
         L.DYNAMO_NAMESPACE: dynamo_namespace(
@@ -120,8 +130,9 @@ def generate_dcd(
         ),
         L.GRAPH_NAME: graph.name,
     }
-    annotations = _without(graph.spec.annotations or {}, _NEVER_ANNOTATIONS)
-    spec = dcd_spec(graph, component, backend=backend, live=live, env=env or Environment())
+    spec = dcd_spec(
+        graph, component, backend=backend, live=live, env=env or Environment(), grove=grove
+    )
     return build(
         manager=components_manager.MANAGER.name,
         api_version=DGD_API_VERSION,
@@ -129,7 +140,6 @@ def generate_dcd(
         name=name,
         namespace=namespace,
         labels=_without(labels, _NEVER_LABELS),
-        annotations=annotations,
         owner=graph_owner(graph),
         spec=spec,
     )
@@ -142,6 +152,7 @@ def dcd_spec(
     backend: str,
     live: GraphLive,
     env: Environment,
+    grove: bool = False,
 ) -> dict[str, Any]:
     """The DCD ``spec``: a copy of the component with the changes of rendering.md §1."""
     spec = {k: copy.deepcopy(v) for k, v in component.wire().items() if k != "providerOverride"}
@@ -151,8 +162,10 @@ def dcd_spec(
     _merge_graph_env(template, graph.spec.env or [])
     _merge_template_metadata(template, graph, component, live=live)
     ctype = component.type
-    if ctype == "planner":
-        template.setdefault("spec", {}).setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
+    if ctype == "planner" and not grove:
+        # Upstream sets it on every planner DCD a graph generates, over the component's own
+        # (generateSingleDCD); its Grove pods keep the component's, the pod default fills a gap.
+        template.setdefault("spec", {})["serviceAccountName"] = PLANNER_SERVICE_ACCOUNT
     if ctype == "epp":
         template.setdefault("metadata", {}).setdefault("annotations", {}).setdefault(
             L.ISTIO_INJECT, "false"

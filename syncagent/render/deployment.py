@@ -56,7 +56,7 @@ def deployment(
         kind="Deployment",
         name=source.name,
         namespace=source.namespace,
-        labels=workload_labels(source, template["metadata"]["labels"]),
+        labels=workload_labels(source),
         annotations=annotations,
         owner=dcd_owner(source),
         spec=spec,

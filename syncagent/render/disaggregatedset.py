@@ -27,7 +27,7 @@ from syncagent.render.dcd import (
     graph_sources,
 )
 from syncagent.render.inputs import Environment
-from syncagent.render.lws import leader_worker_set, leader_worker_templates, network_config
+from syncagent.render.lws import leader_worker_templates, network_config
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import normalize, trunc, trunc_with_hash
 from syncagent.render.services import component_service, model_service, wants_component_service
@@ -251,7 +251,7 @@ def render_ds_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[R
                 objects.append(
                     component_service(
                         source,
-                        workload=leader_worker_set(source, env=env),
+                        env=env,
                         owner=owner,
                         selector=selector,
                     )

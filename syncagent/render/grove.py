@@ -21,10 +21,10 @@ from syncagent.render.dcd import (
     graph_owner,
     graph_sources,
 )
-from syncagent.render.deployment import deployment
+from syncagent.render.grove_startup import Fixed, keep_fixed, starts_after
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on
-from syncagent.render.lws import leader_worker_set
-from syncagent.render.model import Rendered, build
+from syncagent.render.model import Rendered, RenderError, build
+from syncagent.render.multinode import backend_of
 from syncagent.render.naming import normalize
 from syncagent.render.podtemplate import pod_template
 from syncagent.render.services import component_service, model_service, wants_component_service
@@ -34,7 +34,6 @@ KIND = "PodCliqueSet"
 NAME_BUDGET = 45
 UPDATE_STRATEGY = "nvidia.com/grove-update-strategy"
 _STRATEGIES = ("RollingRecreate", "OnDelete")
-_EXPLICIT_AFTER = {"sglang": ("wkr", "ldr"), "trtllm": ("ldr", "wkr")}  # clique -> starts after
 _NEVER_ANNOTATIONS = (
     L.ORIGIN_VERSION,
     "nvidia.com/current-worker-hash",
@@ -49,18 +48,50 @@ def fnv32a(value: str) -> int:
     return h
 
 
+def _budget_of(c: Component) -> int:
+    """The component's share of a pod name: the clique (single-node) or the scaling group plus
+    its longest clique, ``<c>-ldr`` (multinode)."""
+    base = len(c.lower_name)
+    return base + base + len("-ldr") if c.is_multinode else base
+
+
 def pcs_name(graph_name: str, components: Sequence[Component]) -> str:
     """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
-
-    def budget_of(c: Component) -> int:
-        base = len(c.lower_name)
-        return base + base + len("-ldr") if c.is_multinode else base
-
-    budget = max(8, NAME_BUDGET - max((budget_of(c) for c in components), default=0))
+    budget = max(8, NAME_BUDGET - max((_budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
     if len(n) <= budget:
         return n
     return f"{n[: budget - 5]}-{fnv32a(n) & 0xFFFF:04x}"
+
+
+def name_length_problems(graph_name: str, components: Sequence[Component]) -> list[str]:
+    """Components whose pod names cannot fit even with the shortest PodCliqueSet name (8
+    characters), as upstream's admission refuses them on Grove (``dgdComponentResourceNameLength``
+    in its ``webhook/validation/dynamographdeployment_helpers.go``; its words)."""
+    pcs = pcs_name(graph_name, components)
+    out = []
+    for i, c in enumerate(components):
+        combined = len(pcs) + _budget_of(c)
+        if combined <= NAME_BUDGET:
+            continue
+        detail = (
+            f'PCS name + PCSG name + longest PodClique name "{c.lower_name}-ldr"'
+            if c.is_multinode
+            else "PCS name + component name"
+        )
+        out.append(
+            f"spec.components[{i}].name: combined resource name length {combined} exceeds the "
+            f"{NAME_BUDGET}-character pod-name limit ({detail}); shorten DynamoGraphDeployment "
+            f'name "{graph_name}" or component name "{c.name}"'
+        )
+    return out
+
+
+def _checked_pcs_name(graph_name: str, components: Sequence[Component]) -> str:
+    too_long = name_length_problems(graph_name, components)
+    if too_long:
+        raise RenderError("; ".join(too_long))
+    return pcs_name(graph_name, components)
 
 
 def child_name(pcs: str, component: str) -> str:
@@ -132,6 +163,12 @@ def _clique(
     meta = template.get("metadata") or {}
     labels = {**(meta.get("labels") or {}), L.SELECTOR: f"{graph}-{source.component_name.lower()}"}
     annotations = dict(meta.get("annotations") or {})
+    # Upstream names the base model in the annotations of a DCD's pods only
+    # (GetDCDKubeAnnotations); a clique carries it only when the user wrote it.
+    written = {**source.annotations, **source.template_annotations}
+    annotations.pop(L.BASE_MODEL, None)
+    if L.BASE_MODEL in written:
+        annotations[L.BASE_MODEL] = written[L.BASE_MODEL]
     if discovery_on(source, env):
         annotations[L.DISCOVERY_BACKEND] = "kubernetes"
     spec: dict[str, Any] = {
@@ -155,45 +192,29 @@ def render_pod_clique_set(
     env: Environment,
     live: GraphLive | None = None,
     live_replicas: Mapping[str, int] | None = None,
+    fixed: Fixed | None = None,
 ) -> Rendered:
-    """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set."""
+    """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set,
+    and so are the values Grove fixed when the live PCS was created (``fixed``, from
+    :func:`~syncagent.render.grove_startup.live_fixed`)."""
     components = graph.spec.components
-    name = pcs_name(graph.name, components)
+    name = _checked_pcs_name(graph.name, components)
     sources = {
-        s.spec["name"]: s for s in graph_sources(graph, generate_dcds(graph, live=live, env=env))
+        s.spec["name"]: s
+        for s in graph_sources(graph, generate_dcds(graph, live=live, env=env, grove=True))
     }
-    backend = next(
-        (
-            s.spec.get("backendFramework")
-            for s in sources.values()
-            if s.spec.get("backendFramework")
-        ),
-        "",
-    )
-    explicit = backend in _EXPLICIT_AFTER and any(c.is_multinode for c in components)
     cliques, groups = _cliques_and_groups(
         components,
         sources,
         graph_name=graph.name,
         env=env,
-        after=_EXPLICIT_AFTER.get(backend) if explicit else None,
         echo=dict(live_replicas or {}),
     )
-    template: dict[str, Any] = {
-        "cliqueStartupType": "CliqueStartupTypeExplicit"
-        if explicit
-        else "CliqueStartupTypeAnyOrder",
-        "headlessServiceConfig": {"publishNotReadyAddresses": True},
-        "terminationDelay": "15m0s",
-        "cliques": cliques,
-    }
-    if groups:
-        template["podCliqueScalingGroups"] = groups
     pcs_spec: dict[str, Any] = {"replicas": 1}
     strategy = (graph.metadata.annotations or {}).get(UPDATE_STRATEGY)
     if strategy in _STRATEGIES:
         pcs_spec["updateStrategy"] = {"type": strategy}
-    pcs_spec["template"] = template
+    pcs_spec["template"] = _template(cliques, groups, fixed=fixed)
     return build(
         manager=grove_manager.MANAGER.name,
         api_version=API_VERSION,
@@ -209,17 +230,32 @@ def render_pod_clique_set(
     )
 
 
+def _template(
+    cliques: list[dict[str, Any]], groups: list[dict[str, Any]], *, fixed: Fixed | None
+) -> dict[str, Any]:
+    grouped = {n for g in groups for n in g["cliqueNames"]}
+    template: dict[str, Any] = {
+        "cliqueStartupType": keep_fixed(cliques, grouped=grouped, fixed=fixed),
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+        "terminationDelay": "15m0s",
+        "cliques": cliques,
+    }
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    return template
+
+
 def _cliques_and_groups(
     components: Sequence[Component],
     sources: Mapping[str, ComponentSource],
     *,
     graph_name: str,
     env: Environment,
-    after: tuple[str, str] | None,
     echo: Mapping[str, int],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One clique per single-node component; a leader and a worker clique plus a scaling
-    group per multinode one (``after``: the explicit startup order of the backend)."""
+    group per multinode one, ordered as the component's own backend needs
+    (:func:`~syncagent.render.grove_startup.starts_after`)."""
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for component in components:
@@ -239,15 +275,17 @@ def _cliques_and_groups(
                 )
             )
             continue
+        order = starts_after(backend_of(source).name, base=base, multinode=True)
         for suffix, role, count in (("ldr", "leader", 1), ("wkr", "worker", source.node_count - 1)):
-            starts = [f"{base}-{after[1]}"] if after and after[0] == suffix else None
+            starts = order.get(f"{base}-{suffix}")
             cliques.append(
                 _clique(
                     source,
                     name=f"{base}-{suffix}",
                     role=role,
                     replicas=count,
-                    min_available=1,
+                    # Every rank of the engine must be up (upstream buildCliqueForRole).
+                    min_available=count,
                     starts_after=starts,
                     **common,
                 )
@@ -263,14 +301,6 @@ def _cliques_and_groups(
     return cliques, groups
 
 
-def service_workload(source: ComponentSource, *, env: Environment) -> Rendered:
-    """The workload whose metadata a Grove component Service carries (the DCD form, with
-    Grove's pods: a multinode worker needs no args there)."""
-    if source.multinode:
-        return leader_worker_set(source, env=env, grove=True)
-    return deployment(source, env=env)
-
-
 def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
     identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
@@ -282,8 +312,7 @@ def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> lis
     models: dict[str, Rendered] = {}
     for source in sources:
         if wants_component_service(source, env):
-            workload = service_workload(source, env=env)
-            objects.append(component_service(source, workload=workload, owner=owner))
+            objects.append(component_service(source, env=env, owner=owner))
         if source.model and source.model not in models:
             models[source.model] = model_service(
                 source.model, namespace=source.namespace, owner=owner

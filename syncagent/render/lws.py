@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from fieldmanagers import workloads
-from syncagent.render import labels as L
 from syncagent.render.inputs import ComponentSource, Environment
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import lws_name
@@ -17,7 +16,6 @@ from syncagent.render.podtemplate import pod_template
 from syncagent.render.workload_meta import (
     dcd_owner,
     replicas,
-    workload_annotations,
     workload_labels,
 )
 
@@ -60,8 +58,6 @@ def leader_worker_set(
         source, env=env, legacy_worker=legacy_worker, grove=grove
     )
     count = replicas(source, env)
-    # The role label tells pods apart; on the LWS object itself it would only mislead selectors.
-    template_labels = {k: v for k, v in leader["metadata"]["labels"].items() if k != L.ROLE}
     spec = {
         "replicas": 1 if count is None else count,
         "startupPolicy": "LeaderCreated",
@@ -80,8 +76,9 @@ def leader_worker_set(
         kind=KIND,
         name=lws_name(source.name),
         namespace=source.namespace,
-        labels=workload_labels(source, template_labels),
-        annotations=workload_annotations(source),
+        # No annotations: upstream's LeaderWorkerSet has none (generateLeaderWorkerSet), and
+        # the pods get theirs from the templates.
+        labels=workload_labels(source),
         owner=dcd_owner(source),
         spec=spec,
     )

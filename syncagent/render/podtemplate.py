@@ -16,6 +16,7 @@ from syncagent.render.containers import (
     MAIN,
     PLANNER_SERVICE_ACCOUNT,
     DefaultsInput,
+    add_probed_ports,
     apply_main_defaults,
     main_defaults,
 )
@@ -114,11 +115,13 @@ def pod_template(
             parent=source.parent,
             namespace=source.namespace,
             discovery_backend=discovery_backend(source, env),
+            kube_discovery_mode=source.template_annotations.get(L.KUBE_DISCOVERY_MODE, "pod"),
         )
     )
     main = apply_main_defaults(containers[index], defaults)
     _check_mounts(main)
     backend.update_container(main, launch)
+    add_probed_ports(main, defaults)
     _sort_added_env(main, user_count=len(containers[index].get("env") or []))
     # Upstream checks command and args only where a LeaderWorkerSet runs the pod (its DCD
     # controller); Grove cliques take a multinode worker without args.

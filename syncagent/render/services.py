@@ -11,6 +11,7 @@ from syncagent.render import labels as L
 from syncagent.render.inputs import ComponentSource, Environment, discovery_on, workload_type
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import component_service_name, model_hash, model_service_name
+from syncagent.render.workload_meta import workload_annotations, workload_labels
 
 _PORTS: dict[str, dict[str, Any]] = {
     "frontend": {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
@@ -41,17 +42,26 @@ def component_selector(source: ComponentSource, *, legacy_worker: bool = False) 
     return selector
 
 
+def service_labels(source: ComponentSource, env: Environment) -> dict[str, str]:
+    """The workload labels plus the discovery labels when Kubernetes discovery is on (upstream
+    ``GenerateComponentService``); on every pathway, Grove's included (docs/parity.md)."""
+    labels = workload_labels(source)
+    if discovery_on(source, env):
+        labels[L.DISCOVERY_BACKEND] = "kubernetes"
+        labels[L.DISCOVERY_ENABLED] = "true"
+    return labels
+
+
 def component_service(
     source: ComponentSource,
     *,
-    workload: Rendered,
+    env: Environment,
     owner: OwnerRef,
     legacy_worker: bool = False,
     selector: Mapping[str, str] | None = None,
 ) -> Rendered:
     """The component Service; ``selector`` overrides the target one (a live selector kept
     until the new workload is ready, rendering.md §4.1)."""
-    meta = workload.body["metadata"]
     port = _PORTS.get(source.type, _SYSTEM_PORT)
     spec = {
         "type": "ClusterIP",
@@ -64,8 +74,8 @@ def component_service(
         kind="Service",
         name=component_service_name(source.name),
         namespace=source.namespace,
-        labels=meta.get("labels"),
-        annotations=meta.get("annotations"),
+        labels=service_labels(source, env),
+        annotations=workload_annotations(source),
         owner=owner,
         spec=spec,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api.component import checkpoint_of
@@ -10,7 +9,6 @@ from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.inputs import DCD_KIND, DGD_API_VERSION, ComponentSource, Environment
 from syncagent.render.naming import model_hash
-from syncagent.render.podtemplate import pod_annotations
 
 _DROPPED_ANNOTATIONS = (L.ORIGIN_VERSION, L.KUBECTL_LAST_APPLIED)
 
@@ -19,8 +17,12 @@ def dcd_owner(source: ComponentSource, *, uid: str = "") -> OwnerRef:
     return OwnerRef(DGD_API_VERSION, DCD_KIND, source.name, uid)
 
 
-def workload_labels(source: ComponentSource, template_labels: Mapping[str, str]) -> dict[str, str]:
-    """DCD labels -> template labels -> identity labels."""
+def workload_labels(source: ComponentSource) -> dict[str, str]:
+    """DCD labels -> the component's pod-template labels -> identity labels (upstream
+    ``GetDCDKubeLabels``). None of the labels only pods carry (``nvidia.com/selector``, the
+    component type, ``metrics-enabled``, the discovery labels, ``role``): no selector reads them
+    on a workload, and upstream leaves them off."""
+    template_labels = (source.pod_template.get("metadata") or {}).get("labels") or {}
     out = {**source.labels, **template_labels}
     out[L.COMPONENT] = source.component_name
     out[L.DYNAMO_NAMESPACE] = source.dynamo_namespace
@@ -32,7 +34,10 @@ def workload_labels(source: ComponentSource, template_labels: Mapping[str, str])
 
 
 def workload_annotations(source: ComponentSource) -> dict[str, str]:
-    out = pod_annotations(source)
+    """The component's pod-template annotations + ``nvidia.com/dynamo-base-model`` (upstream
+    ``GetDCDKubeAnnotations``): a Deployment's and a component Service's. Not the checkpoint
+    markers, which only pods carry."""
+    out = dict(source.template_annotations)
     if source.model:
         out[L.BASE_MODEL] = source.model
     for key in _DROPPED_ANNOTATIONS:

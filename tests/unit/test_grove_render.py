@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from syncagent.programs.grove.readiness import GroveChild, pcs_readiness
-from syncagent.render import Environment
+from syncagent.render import Environment, RenderError
 from syncagent.render.grove import (
     clique_set_change,
     fnv32a,
     live_template_replicas,
+    name_length_problems,
     pcs_name,
     render_pod_clique_set,
 )
+from syncagent.render.grove_startup import live_fixed
 from tests.support.graphs import typed, typed_components
 from tests.unit.support.graphs import frontend, graph, worker
 
@@ -85,11 +89,51 @@ def test_2_long_name_is_truncated_with_fnv_suffix() -> None:
     assert f"{fnv32a(name) & 0xFFFF:04x}" == "b594"
 
 
+def test_combined_name_length_is_refused_as_upstream_admission_does() -> None:
+    """Upstream's table "rendered Grove resource name length accepts boundary / rejects
+    overflow" (``webhook/validation/dynamographdeployment_validation_envtest_test.go``, rule
+    ``dgdComponentResourceNameLength``): graph ``test-graph-`` + 50 x, a frontend and a
+    single-node worker ``w`` + 36 x is accepted, one more character is refused with its words.
+    """
+    name = "test-graph-" + "x" * 50
+    boundary = "w" + "x" * 36
+    too_long = boundary + "x"
+    ok = [frontend("frontend"), worker(boundary, "worker", nodes=1)]
+    assert name_length_problems(name, typed_components(ok)) == []
+    bad = [frontend("frontend"), worker(too_long, "worker", nodes=1)]
+    assert name_length_problems(name, typed_components(bad)) == [
+        f"spec.components[1].name: combined resource name length 46 exceeds the 45-character "
+        f"pod-name limit (PCS name + component name); shorten DynamoGraphDeployment name "
+        f'"{name}" or component name "{too_long}"'
+    ]
+
+
+def test_combined_name_length_of_a_multinode_component() -> None:
+    """The scaling-group form of the same rule: PCS + PCSG + longest clique ``<c>-ldr``
+    (``LongestPodCliqueNameForDGDComponent``); 17 + 21 leaves a budget of 7, raised to the
+    minimum 8, so 46. The PodCliqueSet is not rendered."""
+    component = "d" * 17
+    comps = [worker(component, "decode")]
+    [problem] = name_length_problems("my-graph", typed_components(comps))
+    assert problem.startswith(
+        "spec.components[0].name: combined resource name length 46 exceeds the 45-character "
+        f'pod-name limit (PCS name + PCSG name + longest PodClique name "{component}-ldr")'
+    )
+    with pytest.raises(RenderError, match="combined resource name length 46"):
+        render_pod_clique_set(typed(graph("my-graph-name", components=comps)), env=ENV)
+
+
 def test_3_dots_are_normalised() -> None:
     assert pcs_name("llm.prod", typed_components([frontend("frontend")])) == "llm-prod"
 
 
 def test_4_multinode_replicas_and_min_available() -> None:
+    """A multinode clique's ``minAvailable`` is its replicas: upstream ``buildCliqueForRole``
+    (``internal/dynamo/graph.go``: ``if p.isMultinode && !p.isInterPodFailover { minAvailable =
+    p.r.Replicas }``); its table ``TestGenerateGrovePodCliqueSet`` / "multinode sglang" has
+    ``worker-ldr`` {replicas 1, minAvailable 1} and, for ``nodeCount: 3``, ``worker-wkr``
+    {replicas 2, minAvailable 2}. The scaling group keeps the component's ``minAvailable``.
+    (grove.md example 4 says 1 for both cliques; upstream wins, spec/README.)"""
     g = graph(
         "g",
         components=[worker("decode", "decode", nodes=4, replicas=2, minAvailable=2)],
@@ -99,7 +143,13 @@ def test_4_multinode_replicas_and_min_available() -> None:
     assert cliques["decode-ldr"]["spec"]["replicas"] == 1
     assert cliques["decode-wkr"]["spec"]["replicas"] == 3
     assert cliques["decode-ldr"]["spec"]["minAvailable"] == 1
-    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 1
+    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 3
+    three = graph("g", components=[worker("worker", "worker", nodes=3, replicas=5)])
+    cliques = _cliques(render_pod_clique_set(typed(three), env=ENV).body)
+    assert (
+        cliques["worker-wkr"]["spec"]["replicas"],
+        cliques["worker-wkr"]["spec"]["minAvailable"],
+    ) == (2, 2)
     group = body["spec"]["template"]["podCliqueScalingGroups"][0]
     assert (group["replicas"], group["minAvailable"]) == (2, 2)
 
@@ -120,10 +170,36 @@ def test_5_trtllm_starts_leader_after_workers() -> None:
     assert "startsAfter" not in cliques["prefill-wkr"]["spec"]
 
 
-def test_sglang_starts_workers_after_leader() -> None:
-    g = graph("g", components=[_engine("prefill", "dynamo.sglang")], backendFramework="sglang")
-    cliques = _cliques(render_pod_clique_set(typed(g), env=ENV).body)
-    assert cliques["prefill-wkr"]["spec"]["startsAfter"] == ["prefill-ldr"]
+@pytest.mark.parametrize("backend", ["sglang", "vllm"])
+def test_sglang_and_vllm_start_in_any_order(backend: str) -> None:
+    """Upstream ``applyCliqueStartupDependencies`` (``internal/dynamo/graph.go``) orders cliques
+    only when ``backendFramework == trtllm && numberOfNodes > 1`` (or inter-pod GMS); its table
+    ``TestGenerateGrovePodCliqueSet`` ("multinode sglang", "multinode vllm") expects
+    ``CliqueStartupTypeAnyOrder`` and no ``startsAfter`` (grove.md's table says Explicit for
+    SGLang; upstream wins, spec/README)."""
+    g = graph("g", components=[_engine("prefill", f"dynamo.{backend}")], backendFramework=backend)
+    body = render_pod_clique_set(typed(g), env=ENV).body
+    assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeAnyOrder"
+    assert all("startsAfter" not in c["spec"] for c in _cliques(body).values())
+
+
+def test_order_is_per_component_backend() -> None:
+    """The backend is each component's own (upstream ``getBackendFrameworkFromComponent``,
+    called per component): a TRT-LLM multinode component is ordered, a single-node one is not,
+    and one ordered component makes the whole PodCliqueSet Explicit."""
+    g = graph(
+        "g",
+        components=[
+            _engine("prefill", "dynamo.trtllm"),
+            {**_engine("decode", "dynamo.trtllm"), "multinode": None},
+        ],
+        backendFramework="trtllm",
+    )
+    body = render_pod_clique_set(typed(g), env=ENV).body
+    assert body["spec"]["template"]["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    cliques = _cliques(body)
+    assert cliques["prefill-ldr"]["spec"]["startsAfter"] == ["prefill-wkr"]
+    assert [n for n, c in cliques.items() if "startsAfter" in c["spec"]] == ["prefill-ldr"]
 
 
 def test_7_live_template_replicas_are_echoed() -> None:
@@ -204,3 +280,65 @@ def test_readiness_examples() -> None:
     behind = _pcs()
     behind["metadata"]["generation"] = 3
     assert not pcs_readiness(behind, _children(decode=ok)).ready
+
+
+def test_cliques_carry_no_base_model_annotation() -> None:
+    """Upstream's clique annotations are ``generateAnnotations`` (``internal/dynamo/graph.go``):
+    the graph's ``spec.annotations`` and the pod template's; the base model annotation is added
+    only to a DCD's workload and pods (``GetDCDKubeAnnotations``, ``AddBaseModelAnnotation``).
+    The base model hash label stays (``generateLabels`` -> ``AddBaseModelLabel``)."""
+    model = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
+    g = graph("g", components=[worker("decode", "decode", nodes=1, **model)])
+    (clique,) = _cliques(render_pod_clique_set(typed(g), env=ENV).body).values()
+    assert "nvidia.com/dynamo-base-model" not in clique.get("annotations", {})
+    assert clique["labels"]["nvidia.com/dynamo-base-model-hash"]
+    own = worker("decode", "decode", nodes=1, **model)
+    own["podTemplate"]["metadata"] = {"annotations": {"nvidia.com/dynamo-base-model": "mine"}}
+    (clique,) = _cliques(
+        render_pod_clique_set(typed(graph("g", components=[own])), env=ENV).body
+    ).values()
+    assert clique["annotations"]["nvidia.com/dynamo-base-model"] == "mine"
+
+
+def _with_fixed(body: dict, *, startup: str, minimum: dict, after: dict) -> dict:
+    live = json.loads(json.dumps(body))
+    live["spec"]["template"]["cliqueStartupType"] = startup
+    for clique in live["spec"]["template"]["cliques"]:
+        spec = clique["spec"]
+        spec.pop("startsAfter", None)
+        if clique["name"] in minimum:
+            spec["minAvailable"] = minimum[clique["name"]]
+        if clique["name"] in after:
+            spec["startsAfter"] = after[clique["name"]]
+    return live
+
+
+def test_values_grove_fixed_at_creation_are_kept_from_the_live_pcs() -> None:
+    """Grove refuses a change of ``cliqueStartupType``, ``startsAfter`` and a clique's
+    ``minAvailable`` (spec/grove.md §1): whatever a live PodCliqueSet holds (upstream's
+    operator's or an earlier syncagent's) is applied again, for multinode cliques; a
+    single-node clique's ``minAvailable`` is the component's field and follows the graph."""
+    g = graph(
+        "g",
+        components=[
+            worker("fe", "worker", nodes=1, minAvailable=1),
+            worker("decode", "decode", nodes=3),
+        ],
+    )
+    fresh = render_pod_clique_set(typed(g), env=ENV).body
+    live = _with_fixed(
+        fresh,
+        startup="CliqueStartupTypeExplicit",
+        minimum={"decode-ldr": 1, "decode-wkr": 7, "fe": 5},
+        after={"decode-wkr": ["decode-ldr"]},
+    )
+    again = render_pod_clique_set(typed(g), env=ENV, fixed=live_fixed(live)).body
+    template = again["spec"]["template"]
+    assert template["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    cliques = _cliques(again)
+    assert cliques["decode-wkr"]["spec"]["startsAfter"] == ["decode-ldr"]
+    assert list(cliques["decode-wkr"]["spec"])[-1] == "podSpec"
+    assert "startsAfter" not in cliques["decode-ldr"]["spec"]
+    assert cliques["decode-wkr"]["spec"]["minAvailable"] == 7
+    assert cliques["fe"]["spec"]["minAvailable"] == 1
+    assert live_fixed(None) is None

@@ -229,6 +229,30 @@ def test_validation_lws_name_over_41(tmp_path, capsys):
     assert f'LeaderWorkerSet name "{name}-prefill-0" must be at most 41 characters' in line
 
 
+def test_lws_name_rule_only_where_a_leaderworkerset_is_rendered(tmp_path, capsys):
+    """A graph name too long for a LeaderWorkerSet (V16) renders on Grove, as upstream admits
+    it there: its only Grove name rule is ``dgdComponentResourceNameLength``
+    (``webhook/validation/dynamographdeployment_helpers.go``), which the shortened PodCliqueSet
+    name meets. The name is upstream's ``PCSNameForDGD`` (``internal/dynamo/graph.go``): budget
+    45 - (7 + len("prefill-ldr")) = 27, so ``name[:22]`` + "-" + FNV-1a(name) & 0xFFFF as four
+    hex digits; e796 was computed with Go's ``hash/fnv``."""
+    name = "vllm-disaggregated-multinode-prod"
+    text = manifest(
+        [
+            comp("decode", "decode", multinode={"nodeCount": 2}),
+            comp("prefill", "prefill", multinode={"nodeCount": 2}),
+        ],
+        name=name,
+        namespace="prod",
+    )
+    assert run(tmp_path, text, "-o", "json") == 0
+    items = json.loads(capsys.readouterr().out)
+    pcs = next(i["object"] for i in items if i["object"]["kind"] == "PodCliqueSet")
+    assert pcs["metadata"]["name"] == "vllm-disaggregated-mul-e796"
+    assert run(tmp_path, text, "--program", "component") == 1
+    assert f'LeaderWorkerSet name "{name}-decode-0" must be at most 41' in one_line_error(capsys)
+
+
 def test_validation_zero_components(tmp_path, capsys):
     assert run(tmp_path, manifest([], annotations=NO_GROVE)) == 1
     assert one_line_error(capsys) == (

@@ -172,7 +172,9 @@ def test_example_4_component_labels_win_over_graph_labels():
     g = graph(components=[c], labels={"team": "a", "tier": "gold"})
     (dcd,) = generate_dcds(typed(g))
     assert dcd.body["metadata"]["labels"]["team"] == "b"
-    assert dcd.body["metadata"]["labels"]["tier"] == "gold"
+    # the graph's spec.labels reach the pods through the template, not the DCD's own labels
+    # (upstream generateSingleDCD labels a DCD with the component's template labels only)
+    assert "tier" not in dcd.body["metadata"]["labels"]
     tpl = pod_template(source_of(dcd, graph="x"), role="main", env=Environment())
     assert tpl["metadata"]["labels"]["team"] == "b"
     assert tpl["metadata"]["labels"]["tier"] == "gold"
@@ -239,7 +241,8 @@ def test_graph_metadata_annotations_copied_into_template_when_absent():
         "nvidia.com/dynamo-kube-discovery-mode": "container",
         "nvidia.com/vllm-distributed-executor-backend": "mp",
     }
-    assert dcd.body["metadata"]["annotations"] == {"owner": "team-a"}
+    # upstream generateSingleDCD writes no DCD annotation (docs/parity.md, object metadata)
+    assert "annotations" not in dcd.body["metadata"]
 
 
 def test_planner_and_epp_defaults():
@@ -250,7 +253,9 @@ def test_planner_and_epp_defaults():
     dcds = by_name(generate_dcds(typed(graph(components=[planner, epp, own_sa]))))
     planner_spec = dcds["x-planner"].body["spec"]["podTemplate"]["spec"]
     assert planner_spec["serviceAccountName"] == "planner-serviceaccount"
-    assert dcds["x-planner2"].body["spec"]["podTemplate"]["spec"]["serviceAccountName"] == "mine"
+    # set over the planner's own account, as upstream generateSingleDCD (docs/pod-rules.md)
+    own = dcds["x-planner2"].body["spec"]["podTemplate"]["spec"]
+    assert own["serviceAccountName"] == "planner-serviceaccount"
     epp_template = dcds["x-epp"].body["spec"]["podTemplate"]
     assert epp_template["metadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
 
@@ -315,3 +320,27 @@ def test_upstream_bookkeeping_never_written():
     (dcd,) = generate_dcds(typed(graph(components=[c])))
     assert "nvidia.com/dynamo-worker-hash" not in repr(dcd.body)
     assert "nvidia.com/dynamo-operator-origin-version" not in repr(dcd.body)
+
+
+def test_dcd_metadata_is_upstreams():
+    """Upstream ``generateSingleDCD`` (``internal/dynamo/graph.go``): labels = the component's
+    own ``podTemplate.metadata.labels`` (taken before the graph's ``spec.labels`` are merged
+    into the template), then ``nvidia.com/dynamo-component``, ``-namespace`` and
+    ``-graph-deployment-name``; no annotations. The graph's ``spec.labels``/``annotations`` are
+    in the DCD's pod template (``applyDGDTemplateDefaults``)."""
+    c = component("decode", "decode")
+    c["podTemplate"]["metadata"] = {"labels": {"team": "b"}, "annotations": {"note": "n"}}
+    g = graph(components=[c], labels={"tier": "gold"})
+    g["spec"]["annotations"] = {"owner": "team-a"}
+    (dcd,) = generate_dcds(typed(g))
+    meta = dcd.body["metadata"]
+    assert meta["labels"] == {
+        "team": "b",
+        "nvidia.com/dynamo-component": "decode",
+        "nvidia.com/dynamo-namespace": "ns-x",
+        "nvidia.com/dynamo-graph-deployment-name": "x",
+    }
+    assert "annotations" not in meta
+    template = dcd.body["spec"]["podTemplate"]["metadata"]
+    assert template["labels"] == {"tier": "gold", "team": "b"}
+    assert template["annotations"] == {"owner": "team-a", "note": "n"}

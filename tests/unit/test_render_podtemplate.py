@@ -201,7 +201,8 @@ def test_example_5_etcd_discovery_from_graph_annotation():
     labels = template["metadata"]["labels"]
     assert "nvidia.com/dynamo-discovery-backend" not in labels
     assert "nvidia.com/dynamo-discovery-enabled" not in labels
-    assert env_dict(main_of(template))["DYN_DISCOVERY_BACKEND"] == "etcd"
+    # upstream sets DYN_DISCOVERY_BACKEND only for Kubernetes discovery (docs/pod-rules.md)
+    assert "DYN_DISCOVERY_BACKEND" not in env_dict(main_of(template))
     assert template["spec"]["serviceAccountName"] == "default"
 
 
@@ -209,7 +210,7 @@ def test_etcd_discovery_from_agent_config_and_labelled_service_account():
     env = Environment(discovery_backend="etcd", component_pod_service_accounts=("zz", "aa"))
     template = pod_template(standalone("d", worker_spec()), role="main", env=env)
     assert template["spec"]["serviceAccountName"] == "aa"
-    assert env_dict(main_of(template))["DYN_DISCOVERY_BACKEND"] == "etcd"
+    assert "DYN_DISCOVERY_BACKEND" not in env_dict(main_of(template))
 
 
 def test_user_service_account_wins():
@@ -316,10 +317,8 @@ def test_user_values_win_and_user_env_comes_first():
     assert [e["name"] for e in main["env"]][:2] == ["Z", "DYN_SYSTEM_PORT"]
     assert env_dict(main)["DYN_SYSTEM_PORT"] == "9999"
     assert [e["name"] for e in main["env"]].count("DYN_SYSTEM_PORT") == 1
-    assert main["ports"] == [
-        {"name": "system", "containerPort": 9999},
-        {"name": "nixl", "containerPort": 19090, "protocol": "TCP"},
-    ]
+    # the user's list replaces the default ports (docs/pod-rules.md)
+    assert main["ports"] == [{"name": "system", "containerPort": 9999}]
     assert main["livenessProbe"] == {"exec": {"command": ["true"]}}
 
 

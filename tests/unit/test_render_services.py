@@ -57,8 +57,13 @@ def test_example_1_frontend_service():
         {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}
     ]
     assert (svc.owner.kind, svc.owner.name) == ("DynamoComponentDeployment", "x-frontend")
+    # upstream GenerateComponentService: the workload's labels plus the discovery labels
     workload_labels = out[("Deployment", "x-frontend")].body["metadata"]["labels"]
-    assert svc.body["metadata"]["labels"] == workload_labels
+    assert svc.body["metadata"]["labels"] == {
+        **workload_labels,
+        "nvidia.com/dynamo-discovery-backend": "kubernetes",
+        "nvidia.com/dynamo-discovery-enabled": "true",
+    }
 
 
 def test_example_2_multinode_decode_service():
@@ -237,7 +242,7 @@ def test_live_selector_override():
             "spec": comp("decode", "decode", multinode={"nodeCount": 2}),
         }
     )
-    workload = render_component(source, env=Environment(), lws=True).workload
     live = {"nvidia.com/selector": "d"}
-    svc = component_service(source, workload=workload, owner=OwnerRef("a", "b", "c"), selector=live)
+    owner = OwnerRef("a", "b", "c")
+    svc = component_service(source, env=Environment(), owner=owner, selector=live)
     assert svc.body["spec"]["selector"] == live

@@ -115,8 +115,67 @@ def test_planner_user_values_win_over_defaults():
     assert [e for e in main["env"] if e["name"] == "PLANNER_PROMETHEUS_PORT"] == [
         {"name": "PLANNER_PROMETHEUS_PORT", "value": "7000"}
     ]
-    assert [p["name"] for p in main["ports"]] == ["metrics", "system"]
-    assert main["ports"][0] == {"name": "metrics", "containerPort": 7000}
+    # the user's list replaces the defaults; ``system`` comes back because the planner's probes
+    # name it (test_a_port_a_probe_needs_is_given_back)
+    assert main["ports"] == [
+        {"name": "metrics", "containerPort": 7000},
+        {"name": "system", "containerPort": 9090, "protocol": "TCP"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ctype", "defaults", "probed"),
+    [
+        ("worker", ["system", "nixl"], "system"),
+        ("decode", ["system", "nixl"], "system"),
+        ("frontend", ["http"], "http"),
+        ("planner", ["metrics", "system"], "system"),
+    ],
+)
+def test_user_ports_replace_the_default_ports(ctype, defaults, probed):
+    """Upstream ``mergeContainerByName`` (``internal/dynamo/graph.go``) merges the user's main
+    container over the defaults with ``mergo.Merge(..., WithOverride)``, which replaces a list
+    the user set (non-empty) instead of appending to it; with no user ports the component's
+    defaults (``component_worker.go``, ``component_frontend.go``, ``component_planner.go``) stay.
+    The user's list here carries the port the default probes name, so the pod is upstream's."""
+    mine = [
+        {"name": probed, "containerPort": 7000, "protocol": "TCP"},
+        {"name": "custom", "containerPort": 7777, "protocol": "TCP"},
+    ]
+    main = main_of(
+        pod_template(standalone(component(ctype, ports=mine)), role="main", env=Environment())
+    )
+    assert main["ports"] == mine
+    plain = main_of(pod_template(standalone(component(ctype)), role="main", env=Environment()))
+    assert [p["name"] for p in plain["ports"]] == defaults
+
+
+def test_a_port_a_probe_needs_is_given_back():
+    """Our design (docs/pod-rules.md, deliberate difference): a user list without the port the
+    probes name gets that default port back (upstream's pod would fail its probes for ever);
+    a port no probe names is not added, and the user's own probes decide."""
+    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    main = main_of(
+        pod_template(standalone(component("worker", ports=mine)), role="main", env=Environment())
+    )
+    assert main["ports"] == [*mine, {"name": "system", "containerPort": 9090, "protocol": "TCP"}]
+    own_probes = {
+        f: {"tcpSocket": {"port": "custom"}}
+        for f in ("livenessProbe", "readinessProbe", "startupProbe")
+    }
+    spec = component("worker", ports=mine, **own_probes)
+    main = main_of(pod_template(standalone(spec), role="main", env=Environment()))
+    assert main["ports"] == mine
+
+
+def test_a_multinode_worker_without_probes_keeps_the_user_ports_only():
+    """A multinode vLLM worker loses every probe (``backend_vllm.go``), so nothing is given back
+    and its pods equal upstream's."""
+    mine = [{"name": "custom", "containerPort": 7777, "protocol": "TCP"}]
+    spec = component("worker", ports=mine, command=["python3", "-m", "dynamo.vllm"], args=["x"])
+    spec |= {"backendFramework": "vllm", "multinode": {"nodeCount": 2}}
+    _, worker = leader_worker_templates(standalone(spec), env=Environment())
+    assert main_of(worker)["ports"] == mine
 
 
 def test_planner_service_account_upstream_table():
@@ -130,6 +189,51 @@ def test_planner_service_account_upstream_table():
     spec["podTemplate"]["spec"]["serviceAccountName"] = "mine"
     own = pod_template(standalone(spec), role="main", env=Environment())
     assert own["spec"]["serviceAccountName"] == "mine"
+
+
+def _planner_graph(account: str | None) -> dict:
+    planner = component("planner")
+    if account:
+        planner["podTemplate"]["spec"]["serviceAccountName"] = account
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"components": [planner]},
+    }
+
+
+def test_a_graph_planner_dcd_always_runs_as_planner_serviceaccount():
+    """Upstream ``generateSingleDCD`` (``internal/dynamo/graph.go``) sets
+    ``podTemplate.spec.serviceAccountName = PlannerServiceAccountName`` on every planner DCD a
+    graph generates, over the component's own value; the DCD's pods then run as it (the
+    Component and DisaggregatedSet pathways render from that DCD)."""
+    graph = typed(_planner_graph("mine"))
+    (dcd,) = generate_dcds(graph, env=Environment())
+    assert dcd.body["spec"]["podTemplate"]["spec"]["serviceAccountName"] == (
+        "planner-serviceaccount"
+    )
+    (workload,) = [
+        o for o in render_graph(graph, env=Environment(), lws=True) if o.kind == "Deployment"
+    ]
+    assert workload.body["spec"]["template"]["spec"]["serviceAccountName"] == (
+        "planner-serviceaccount"
+    )
+
+
+@pytest.mark.parametrize(
+    ("account", "expected"), [("mine", "mine"), (None, "planner-serviceaccount")]
+)
+def test_a_grove_planner_keeps_its_own_serviceaccount(account, expected):
+    """Upstream renders Grove pods from the component (``GenerateGrovePodCliqueSet`` ->
+    ``GenerateBasePodSpec``): ``PlannerDefaults.GetBasePodSpec`` names
+    ``planner-serviceaccount``, then the user's pod spec is merged over it with
+    ``mergo.WithOverride``, so a planner's own account wins and only a gap is filled
+    (``TestGenerateBasePodSpec_PlannerServiceAccount`` for the gap)."""
+    objects = render_grove_graph(typed(_planner_graph(account)), env=Environment())
+    (pcs,) = [o for o in objects if o.kind == "PodCliqueSet"]
+    (clique,) = pcs.body["spec"]["template"]["cliques"]
+    assert clique["spec"]["podSpec"]["serviceAccountName"] == expected
 
 
 def test_planner_service_targets_a_port_its_pods_have():
@@ -376,3 +480,76 @@ def test_lws_multinode_worker_without_args_still_fails():
     (_, decode) = generate_dcds(typed(graph))
     with pytest.raises(RenderError, match=r"^container Args cannot be empty for LWS pod$"):
         leader_worker_templates(source_of(decode, graph="grove-manifest"), env=Environment())
+
+
+# -- discovery env (component_common.go getCommonContainer) ----------------------------------
+
+
+def _env_names(template: dict) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in main_of(template)["env"]}
+
+
+@pytest.mark.parametrize(
+    ("mode", "backend", "expected"),
+    [
+        # TestBaseComponentDefaults_ContainerNameOnlyInContainerDiscoveryMode
+        (None, "kubernetes", {"DYN_DISCOVERY_BACKEND": "kubernetes"}),
+        (
+            "container",
+            "kubernetes",
+            {
+                "DYN_DISCOVERY_BACKEND": "kubernetes",
+                "CONTAINER_NAME": "main",
+                "DYN_KUBE_DISCOVERY_MODE": "container",
+            },
+        ),
+        # the code: no backend variable for etcd ("unless explicitly set to etcd"), and the
+        # container-mode pair does not depend on the backend
+        (None, "etcd", {}),
+        ("container", "etcd", {"CONTAINER_NAME": "main", "DYN_KUBE_DISCOVERY_MODE": "container"}),
+        ("pod", "kubernetes", {"DYN_DISCOVERY_BACKEND": "kubernetes"}),
+    ],
+)
+def test_discovery_env_of_every_component(mode, backend, expected):
+    """Upstream ``getCommonContainer`` (``internal/dynamo/component_common.go``):
+    ``DYN_DISCOVERY_BACKEND=kubernetes`` unless the backend is ``etcd``, and
+    ``CONTAINER_NAME=main`` + ``DYN_KUBE_DISCOVERY_MODE=container`` when the pod template
+    annotation ``nvidia.com/dynamo-kube-discovery-mode`` is ``container``."""
+    annotations = {"nvidia.com/dynamo-discovery-backend": backend}
+    if mode:
+        annotations["nvidia.com/dynamo-kube-discovery-mode"] = mode
+    names = ("DYN_DISCOVERY_BACKEND", "CONTAINER_NAME", "DYN_KUBE_DISCOVERY_MODE")
+    for ctype in ("worker", "frontend", "planner", "custom"):
+        spec = component(ctype)
+        spec["podTemplate"]["metadata"] = {"annotations": annotations}
+        env = _env_names(pod_template(standalone(spec), role="main", env=Environment()))
+        assert {k: v for k, v in env.items() if k in names} == expected, ctype
+
+
+def test_graph_discovery_mode_annotation_reaches_every_pod():
+    """The graph's metadata annotation is copied into each component's pod template
+    (``dgdPropagatedAnnotationKeys``), so a graph in container mode gets the pair on every
+    component, on the Component pathway and on Grove."""
+    graph = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {
+            "name": "g",
+            "namespace": "ns",
+            "annotations": {"nvidia.com/dynamo-kube-discovery-mode": "container"},
+        },
+        "spec": {"components": [component("worker"), component("frontend")]},
+    }
+    deployments = [
+        o for o in render_graph(typed(graph), env=Environment(), lws=True) if o.kind == "Deployment"
+    ]
+    (pcs,) = [
+        o for o in render_grove_graph(typed(graph), env=Environment()) if o.kind == "PodCliqueSet"
+    ]
+    templates = [d.body["spec"]["template"] for d in deployments] + [
+        {"spec": c["spec"]["podSpec"]} for c in pcs.body["spec"]["template"]["cliques"]
+    ]
+    assert len(templates) == 4
+    for template in templates:
+        env = _env_names(template)
+        assert (env["CONTAINER_NAME"], env["DYN_KUBE_DISCOVERY_MODE"]) == ("main", "container")

@@ -105,10 +105,16 @@ def test_deployment_shape():
     assert labels["nvidia.com/dynamo-namespace"] == "ns-deployment-manifest"
 
 
+def _annotated(annotations: dict) -> object:
+    """A DCD whose pod template carries ``annotations``: the workload annotations, which the
+    strategy reads, are the template's (rendering.md §3; upstream ``GetDCDKubeAnnotations``)."""
+    source = dcd()
+    source.spec["podTemplate"]["metadata"] = {"annotations": annotations}
+    return source
+
+
 def test_example_2_recreate_strategy():
-    dep = deployment(
-        dcd(annotations={"nvidia.com/deployment-strategy": "Recreate"}), env=Environment()
-    )
+    dep = deployment(_annotated({"nvidia.com/deployment-strategy": "Recreate"}), env=Environment())
     assert dep.body["spec"]["strategy"] == {"type": "Recreate"}
 
 
@@ -117,11 +123,21 @@ def test_example_3_digit_surge_values_become_integers():
         "nvidia.com/deployment-rolling-update-max-surge": "1",
         "nvidia.com/deployment-rolling-update-max-unavailable": "0",
     }
-    dep = deployment(dcd(annotations=annotations), env=Environment())
+    dep = deployment(_annotated(annotations), env=Environment())
     assert dep.body["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
     annotations["nvidia.com/deployment-rolling-update-max-surge"] = "50%"
-    dep = deployment(dcd(annotations=annotations), env=Environment())
+    dep = deployment(_annotated(annotations), env=Environment())
     assert dep.body["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "50%"
+
+
+def test_strategy_ignores_the_dcd_metadata_annotations():
+    """Upstream reads the strategy from ``GetDCDKubeAnnotations`` / ``getResourceAnnotations``
+    (``dynamocomponentdeployment_controller.go`` ``generateDeployment``): the pod template's
+    annotations, never the DCD object's metadata."""
+    dep = deployment(
+        dcd(annotations={"nvidia.com/deployment-strategy": "Recreate"}), env=Environment()
+    )
+    assert dep.body["spec"]["strategy"]["type"] == "RollingUpdate"
 
 
 def test_example_4_replicas_unset():
@@ -167,18 +183,25 @@ def test_workload_metadata():
             "spec": {"containers": [{"name": "main", "image": "i", "args": ["a"]}]},
         },
     )
-    for workload in (
-        deployment(source, env=Environment()),
-        leader_worker_set(source, env=Environment()),
-    ):
+    deployed = deployment(source, env=Environment())
+    lws = leader_worker_set(source, env=Environment())
+    for workload in (deployed, lws):
         meta = workload.body["metadata"]
-        assert meta["labels"]["team"] == "a"
-        assert meta["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "x"
-        assert meta["labels"]["nvidia.com/dynamo-base-model-hash"] == "bbae3530"
-        assert meta["labels"]["nvidia.com/dynamo-component"] == "decode"
-        assert "role" not in meta["labels"]
-        assert meta["annotations"] == {"note": "n", "nvidia.com/dynamo-base-model": "test/model"}
+        # upstream GetDCDKubeLabels: DCD labels, template labels, identity; no pod-only label
+        assert meta["labels"] == {
+            "team": "a",
+            "nvidia.com/dynamo-graph-deployment-name": "x",
+            "nvidia.com/dynamo-base-model-hash": "bbae3530",
+            "nvidia.com/dynamo-component": "decode",
+            "nvidia.com/dynamo-namespace": "ns-x",
+        }
         assert "ownerReferences" not in meta
+    # upstream GetDCDKubeAnnotations on the Deployment; generateLeaderWorkerSet writes none
+    assert deployed.body["metadata"]["annotations"] == {
+        "note": "n",
+        "nvidia.com/dynamo-base-model": "test/model",
+    }
+    assert "annotations" not in lws.body["metadata"]
 
 
 def test_checkpoint_wait_zeroes_standalone_workload():

@@ -11,6 +11,7 @@ from syncagent.api import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
     LoadError,
+    Problem,
     load_documents,
     problems_message,
     validate_component_deployment,
@@ -96,12 +97,21 @@ def _check_graph(
     caps: capabilities.Capabilities,
     program: str = "auto",
 ) -> Program:
-    problems = validate_graph(graph, namespace=namespace)
-    if problems:
-        raise UserError(f"{ref}: {problems_message(problems)}")
+    # The LeaderWorkerSet name rule (V16) holds only for components the chosen program renders
+    # as DCDs, as in the agent: a long graph name is valid on Grove, whose PodCliqueSet name is
+    # shortened (upstream admits and renders it). Every other rule first, then the program's.
+    _refuse(validate_graph(graph, namespace=namespace, dcd_components=()), ref=ref)
     annotations = graph.metadata.annotations or {}
     components = graph.to_dict()["spec"].get("components") or []
-    return choose(program, annotations=annotations, components=components, caps=caps, ref=ref)
+    chosen = choose(program, annotations=annotations, components=components, caps=caps, ref=ref)
+    dcd_components = chosen.dcd_components(graph.spec.components)
+    _refuse(validate_graph(graph, namespace=namespace, dcd_components=dcd_components), ref=ref)
+    return chosen
+
+
+def _refuse(problems: list[Problem], *, ref: str) -> None:
+    if problems:
+        raise UserError(f"{ref}: {problems_message(problems)}")
 
 
 def format_output(rendered: list[Rendered], *, output: str) -> str:

@@ -21,7 +21,6 @@ from syncagent.render import (
     Rendered,
     component_service,
     graph_owner,
-    leader_worker_set,
     model_service,
     render_component,
     source_of,
@@ -53,11 +52,7 @@ async def services(
             continue
         source = source_of(dcd, graph=ctx.name)
         if wants_component_service(source, plan.env):
-            rendered = component_service(
-                source,
-                workload=leader_worker_set(source, env=plan.env),
-                owner=graph_owner(ctx.typed),
-            )
+            rendered = component_service(source, env=plan.env, owner=graph_owner(ctx.typed))
             role = plan.roles[component]
             target = service_selector(ds_name(ctx.name), role, revisions.get(role))
             svc = await service_cutover.ensure_component_service(

@@ -44,8 +44,8 @@ from syncagent.render.grove import (
     live_template_replicas,
     pcs_name,
     render_pod_clique_set,
-    service_workload,
 )
+from syncagent.render.grove_startup import live_fixed
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
@@ -101,7 +101,11 @@ class GroveReconcile:
         )
         graph_live = GraphLive(restart_at=_restart_values(live_pcs), restarting=restart.annotate)
         rendered = render_pod_clique_set(
-            ctx.typed, env=env, live=graph_live, live_replicas=live_template_replicas(live_pcs)
+            ctx.typed,
+            env=env,
+            live=graph_live,
+            live_replicas=live_template_replicas(live_pcs),
+            fixed=live_fixed(live_pcs),
         )
         refusal = clique_set_change(rendered, live_pcs)
         if refusal:
@@ -178,11 +182,7 @@ class GroveReconcile:
         for dcd in dcds:
             source = source_of(dcd, graph=ctx.name)
             if wants_component_service(source, env):
-                rendered = component_service(
-                    source,
-                    workload=service_workload(source, env=env),
-                    owner=graph_owner(ctx.typed),
-                )
+                rendered = component_service(source, env=env, owner=graph_owner(ctx.typed))
                 await service_cutover.ensure_component_service(
                     ctx.writer,
                     ctx.store,
