@@ -24,7 +24,7 @@ from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
 from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
 from tests.support import figures, testlogs
-from tests.support.kube import Kube
+from tests.support.kube import TEST_TIMEOUT, Kube
 from tests.support.kubectl import Kubectl
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,7 +96,7 @@ def kubeconfig(control_plane: ControlPlane) -> KubeConfig:
 
 @pytest.fixture
 def client(kubeconfig: KubeConfig) -> Iterator[Client]:
-    c = Client(config=kubeconfig, field_manager=TEST_MANAGER)
+    c = Client(config=kubeconfig, field_manager=TEST_MANAGER, timeout=TEST_TIMEOUT)
     yield c
     c.close()
 

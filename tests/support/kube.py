@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import httpx2
 import orjson
 from lightkube import Client
 
@@ -45,6 +46,11 @@ PATHS = {
 }
 
 
+# The test's own requests: not what is under test, so a loaded machine (a chaos loop beside the
+# cluster tier, load 30 on 2 cores) must not fail them at lightkube's 10 s default.
+TEST_TIMEOUT = httpx2.Timeout(60.0)
+
+
 class ApiFailure(Exception):
     def __init__(self, code: int, body: Any) -> None:
         super().__init__(f"HTTP {code}: {body}")
@@ -62,7 +68,7 @@ class Kube:
     def separate(self) -> Kube:
         """Another Kube on its own connections: for a thread, since one connection must never
         be read by two threads at once."""
-        return Kube(Client(config=self.config))
+        return Kube(Client(config=self.config, timeout=TEST_TIMEOUT))
 
     def request(
         self,
