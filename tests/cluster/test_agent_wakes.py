@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from tests.support.agent import Agent, running_agent
+from tests.support.agent import Agent, reconciled, running_agent
 from tests.support.fake_workloads import become_ready
 from tests.support.graphs import component, graph
 from tests.support.kube import DCD, DGD, Kube
@@ -26,12 +24,7 @@ APPLY = "application/apply-patch+yaml"
 
 def _reconciled(agent: Agent, since: int) -> list[tuple[str, str]]:
     """(controller, key) of every reconcile logged after character ``since`` of the log."""
-    out = []
-    for line in agent.logs()[since:].splitlines():
-        if '"reconciled"' in line:
-            entry = orjson.loads(line)
-            out.append((entry["controller"], entry["key"]))
-    return out
+    return [(e["controller"], e["key"]) for e in reconciled(agent.logs()[since:])]
 
 
 def _probe_condition(kube: Kube, kind: str, ns: str, name: str) -> None:

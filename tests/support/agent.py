@@ -42,6 +42,11 @@ def parse_metrics(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], flo
     return out
 
 
+def reconciled(log: str) -> list[dict[str, Any]]:
+    """Every ``reconciled`` line of an agent's JSON log (``--log-level debug``), in order."""
+    return [orjson.loads(line) for line in log.splitlines() if '"reconciled"' in line]
+
+
 class Metrics:
     """One scrape of ``/metrics``."""
 

@@ -21,11 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tests.chaos.support.proxy import ApiProxy, Write
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
-from tests.support.agent import Agent, running_agent
+from tests.support.agent import Agent, reconciled, running_agent
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
@@ -255,14 +253,11 @@ def owned_agent(kubeconfig: Any, ns: str) -> Iterator[Agent]:
 
 def reconciled_versions(log: str, key: str) -> list[int]:
     """The graph versions that the DGD reconciles of ``key`` logged as done, in order."""
-    out = []
-    for line in log.splitlines():
-        if '"reconciled"' not in line:
-            continue
-        entry = orjson.loads(line)
-        if entry.get("controller") == "dgd" and entry.get("key") == key:
-            out.append(int(entry.get("resourceVersion") or 0))
-    return out
+    return [
+        int(e.get("resourceVersion") or 0)
+        for e in reconciled(log)
+        if e.get("controller") == "dgd" and e.get("key") == key
+    ]
 
 
 def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:

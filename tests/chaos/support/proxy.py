@@ -15,8 +15,8 @@ agent's kubeconfig carries anyway. Between the two it can:
   ``410 Expired`` ERROR event the API server sends after an etcd compaction
   (:attr:`Faults.gone`).
 
-Every request is journaled (when it came, what it asked, the fault, the answer, when it ended);
-a run that keeps its logs (``$SYNCAGENT_TEST_LOGS``) finds the journal beside the agents' logs.
+A run that keeps its logs (``$SYNCAGENT_TEST_LOGS``) also journals every request (when it came,
+what it asked, the fault, the answer, when it ended) beside the agents' logs.
 """
 
 from __future__ import annotations
@@ -173,6 +173,8 @@ class ApiProxy:
                 self._journal_file.write_text("\n".join(self.journal) + "\n")
 
     def _note(self, request: Request, what: str) -> None:
+        if self._journal_file is None:
+            return  # the journal is only for a run that keeps its logs
         with self._lock:
             self.journal.append(
                 f"{time.monotonic() - self._t0:9.3f} {request.method} {request.target} {what}"
