@@ -20,7 +20,7 @@ comparison. A listed difference that edits nothing in a case it names is stale a
 
 Paths: ``.``-separated keys (``"quoted"`` when they contain dots or slashes), ``*`` (every
 child), ``**`` (any depth, itself included), ``[*]`` (every list item), ``[key=value]`` (list items
-whose ``key`` equals ``value``).
+whose ``key`` equals ``value``, or matches it as a glob when it has a ``*``).
 """
 
 from __future__ import annotations
@@ -193,13 +193,23 @@ def _targets(
         steps = [
             (node, i)
             for i, item in enumerate(node if isinstance(node, list) else [])
-            if isinstance(item, dict) and str(item.get(head.key)) == head.value
+            if isinstance(item, dict) and _selects(item.get(head.key), head.value)
         ]
     for container, key in steps:
         if rest:
             yield from _targets(container[key], rest, (*chain, (container, key)))
         else:
             yield (*chain, (container, key))
+
+
+def _selects(value: Any, pattern: str) -> bool:
+    """``[key=value]``: equality, or a glob when the value has a ``*`` (a generated graph's
+    clique names vary: ``[name=*-ldr]``)."""
+    if value is None:
+        return False
+    if "*" in pattern:
+        return fnmatch.fnmatchcase(str(value), pattern)
+    return str(value) == pattern
 
 
 def _selected(doc: Mapping[str, Any], documents: Sequence[str]) -> bool:
