@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +154,20 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
     return MainDefaults(command=("/bin/sh", "-c"), env=tuple(env))
 
 
+def merge_env(
+    common: Sequence[Mapping[str, Any]], specific: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """One variable per name, ``specific`` winning, sorted by name (upstream ``MergeEnvs``).
+
+    The order is upstream's on every merge it makes (graph into component, defaults into
+    ``main``), so a pod it started is not rolled by a reordered list; as under upstream, a
+    ``$(NAME)`` reference resolves only to a variable that sorts before it.
+    """
+    merged = {e["name"]: e for e in common}
+    merged.update({e["name"]: e for e in specific})
+    return [copy.deepcopy(dict(merged[name])) for name in sorted(merged)]
+
+
 def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> dict[str, Any]:
     """``container`` with every default whose field or entry the user left unset (a user list of
     ports counts as set: it replaces the default ports)."""
@@ -161,11 +176,9 @@ def apply_main_defaults(container: dict[str, Any], defaults: MainDefaults) -> di
         out["command"] = list(defaults.command)
     if not out.get("args") and defaults.args:
         out["args"] = list(defaults.args)
-    user_env = list(out.get("env") or [])
-    have = {e.get("name") for e in user_env}
-    missing = sorted((e for e in defaults.env if e["name"] not in have), key=lambda e: e["name"])
-    if user_env or missing:
-        out["env"] = user_env + [dict(e) for e in missing]
+    env = merge_env(defaults.env, out.get("env") or [])
+    if env:
+        out["env"] = env
     # A user's port list replaces the defaults whole, as upstream's merge of the main container
     # replaces any non-empty list (mergeContainerByName, mergo WithOverride): appending ours
     # would roll every such pod that upstream's operator started.

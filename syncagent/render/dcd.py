@@ -13,7 +13,7 @@ from syncagent.api.component import Component, checkpoint_of
 from syncagent.api.graph import DynamoGraphDeployment
 from syncagent.kube.objects import Body, OwnerRef
 from syncagent.render import labels as L
-from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT
+from syncagent.render.containers import MAIN, PLANNER_SERVICE_ACCOUNT, merge_env
 from syncagent.render.inputs import (
     DCD_KIND,
     DGD_API_VERSION,
@@ -181,9 +181,7 @@ def _merge_graph_env(template: dict[str, Any], graph_env: list[dict[str, Any]]) 
     )
     if main is None or not graph_env:
         return
-    own = list(main.get("env") or [])
-    names = {e.get("name") for e in own}
-    main["env"] = [copy.deepcopy(e) for e in graph_env if e.get("name") not in names] + own
+    main["env"] = merge_env(graph_env, main.get("env") or [])
 
 
 def _merge_template_metadata(

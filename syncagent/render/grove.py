@@ -312,7 +312,7 @@ def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> lis
     models: dict[str, Rendered] = {}
     for source in sources:
         if wants_component_service(source, env):
-            objects.append(component_service(source, env=env, owner=owner))
+            objects.append(component_service(source, env=env, owner=owner, grove=True))
         if source.model and source.model not in models:
             models[source.model] = model_service(
                 source.model, namespace=source.namespace, owner=owner

@@ -24,7 +24,8 @@ RULES = [
     {
         "apiGroups": ["nvidia.com"],
         "resources": ["dynamoworkermetadatas"],
-        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+        # upstream's order (a reordered list is a change to the Role on a takeover)
+        "verbs": ["create", "get", "list", "watch", "update", "patch", "delete"],
     },
 ]
 

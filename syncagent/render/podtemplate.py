@@ -122,7 +122,6 @@ def pod_template(
     _check_mounts(main)
     backend.update_container(main, launch)
     add_probed_ports(main, defaults)
-    _sort_added_env(main, user_count=len(containers[index].get("env") or []))
     # Upstream checks command and args only where a LeaderWorkerSet runs the pod (its DCD
     # controller); Grove cliques take a multinode worker without args.
     if role != "main" and not grove:
@@ -157,13 +156,6 @@ def _check_lws_main(main: dict[str, Any]) -> None:
         raise RenderError("container Command cannot be nil for LWS pod")
     if not main.get("args"):
         raise RenderError("container Args cannot be empty for LWS pod")
-
-
-def _sort_added_env(main: dict[str, Any], *, user_count: int) -> None:
-    """User variables first in their order, then every added one sorted by name (rendering.md §2)."""
-    env = list(main.get("env") or [])
-    if env:
-        main["env"] = env[:user_count] + sorted(env[user_count:], key=lambda e: e["name"])
 
 
 def _pod_basics(spec: dict[str, Any], *, source: ComponentSource) -> None:

@@ -42,10 +42,13 @@ def component_selector(source: ComponentSource, *, legacy_worker: bool = False) 
     return selector
 
 
-def service_labels(source: ComponentSource, env: Environment) -> dict[str, str]:
+def service_labels(source: ComponentSource, env: Environment, *, grove: bool) -> dict[str, str]:
     """The workload labels plus the discovery labels when Kubernetes discovery is on (upstream
-    ``GenerateComponentService``); on every pathway, Grove's included (docs/parity.md)."""
+    ``GenerateComponentService``); on every pathway, Grove's included (docs/parity.md D8), but
+    for the sub-component type, which upstream reads from a DCD and Grove has none."""
     labels = workload_labels(source)
+    if grove:
+        labels.pop(L.SUB_COMPONENT_TYPE, None)
     if discovery_on(source, env):
         labels[L.DISCOVERY_BACKEND] = "kubernetes"
         labels[L.DISCOVERY_ENABLED] = "true"
@@ -59,6 +62,7 @@ def component_service(
     owner: OwnerRef,
     legacy_worker: bool = False,
     selector: Mapping[str, str] | None = None,
+    grove: bool = False,
 ) -> Rendered:
     """The component Service; ``selector`` overrides the target one (a live selector kept
     until the new workload is ready, rendering.md §4.1)."""
@@ -74,7 +78,7 @@ def component_service(
         kind="Service",
         name=component_service_name(source.name),
         namespace=source.namespace,
-        labels=service_labels(source, env),
+        labels=service_labels(source, env, grove=grove),
         annotations=workload_annotations(source),
         owner=owner,
         spec=spec,

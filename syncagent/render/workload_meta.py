@@ -19,11 +19,14 @@ def dcd_owner(source: ComponentSource, *, uid: str = "") -> OwnerRef:
 
 def workload_labels(source: ComponentSource) -> dict[str, str]:
     """DCD labels -> the component's pod-template labels -> identity labels (upstream
-    ``GetDCDKubeLabels``). None of the labels only pods carry (``nvidia.com/selector``, the
-    component type, ``metrics-enabled``, the discovery labels, ``role``): no selector reads them
-    on a workload, and upstream leaves them off."""
+    ``GetDCDKubeLabels``), with a prefill or decode worker's sub-component type (upstream reads
+    it from the DCD's v1alpha1 form, where those types are ``worker`` + the sub-type). None of
+    the labels only pods carry (``nvidia.com/selector``, the component type,
+    ``metrics-enabled``, the discovery labels, ``role``): upstream leaves them off."""
     template_labels = (source.pod_template.get("metadata") or {}).get("labels") or {}
     out = {**source.labels, **template_labels}
+    if source.type in ("prefill", "decode"):
+        out[L.SUB_COMPONENT_TYPE] = source.type
     out[L.COMPONENT] = source.component_name
     out[L.DYNAMO_NAMESPACE] = source.dynamo_namespace
     if source.parent_graph:

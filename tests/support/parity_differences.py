@@ -13,6 +13,14 @@ one fenced block tagged ``yaml parity``::
       - path: spec.template.metadata.labels.role
         value: leader                            # we render this value instead
         where: ...                               # optional: only where the expected node equals it
+      - path: data."script.py"
+        exists: true                             # our own value: only its presence is compared
+      - path: metadata.labels.app
+        copy: spec.selector.app                  # the value another path of the document holds
+        when:                                    # optional: only where a related document has
+          document: PodCliqueSet                 #   at path the value this one has at equals
+          path: spec.template.cliques[name=*-ldr].labels.app
+          equals: spec.selector.app
 
 A change edits upstream's expected documents before matching, so what remains compared is
 upstream's contract minus exactly the listed differences: an unlisted difference fails the
@@ -34,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.golden_contract import NOTEXISTS, STRICT
+from tests.support.golden_contract import EXISTS, NOTEXISTS, STRICT
 
 _HEADING = re.compile(r"^### (D\d+)\. (.+)$", re.MULTILINE)
 _SECTION_END = re.compile(r"^#{1,3} ", re.MULTILINE)
@@ -55,6 +63,16 @@ class Segment:
 
 
 @dataclass(frozen=True, slots=True)
+class When:
+    """Only in a document whose value at ``this`` is found, in another document of the case of
+    kind ``document``, at ``path`` (a rule that depends on a related object)."""
+
+    document: str
+    path: tuple[Segment, ...]
+    this: tuple[Segment, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     path: tuple[Segment, ...]
     text: str
@@ -62,6 +80,9 @@ class Change:
     value: Any = _UNSET
     rewrite: tuple[str, str] | None = None
     where: Any = _UNSET
+    exists: bool = False
+    copy: tuple[Segment, ...] = ()
+    when: When | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +137,14 @@ def _difference(ident: str, title: str, body: str) -> Difference:
 
 
 def _change(ident: str, data: Mapping[str, Any]) -> Change:
-    unknown = set(data) - {"path", "absent", "value", "rewrite", "where"}
-    actions = [k for k in ("absent", "value", "rewrite") if k in data]
+    kinds = ("absent", "value", "rewrite", "exists", "copy")
+    unknown = set(data) - {"path", "where", "when", *kinds}
+    actions = [k for k in kinds if k in data]
     if unknown or len(actions) != 1 or "path" not in data:
-        raise DifferencesError(f"{ident}: a change needs a path and one of absent/value/rewrite")
-    if "absent" in data and data["absent"] is not True:
-        raise DifferencesError(f"{ident}: absent must be true")
+        raise DifferencesError(f"{ident}: a change needs a path and one of {'/'.join(kinds)}")
+    for flag in ("absent", "exists"):
+        if flag in data and data[flag] is not True:
+            raise DifferencesError(f"{ident}: {flag} must be true")
     rewrite = data.get("rewrite")
     return Change(
         path=parse_path(str(data["path"])),
@@ -130,6 +153,17 @@ def _change(ident: str, data: Mapping[str, Any]) -> Change:
         value=data.get("value", _UNSET),
         rewrite=(str(rewrite["pattern"]), str(rewrite["to"])) if rewrite else None,
         where=data.get("where", _UNSET),
+        exists="exists" in data,
+        copy=parse_path(str(data["copy"])) if "copy" in data else (),
+        when=_when(ident, data["when"]) if "when" in data else None,
+    )
+
+
+def _when(ident: str, data: Any) -> When:
+    if not isinstance(data, dict) or set(data) != {"document", "path", "equals"}:
+        raise DifferencesError(f"{ident}: when needs document, path and equals")
+    return When(
+        str(data["document"]), parse_path(str(data["path"])), parse_path(str(data["equals"]))
     )
 
 
@@ -226,11 +260,31 @@ def apply_differences(
         for doc in edited:
             if _selected(doc, difference.documents):
                 for change in difference.changes:
-                    counts[difference.id] += _apply(doc, change)
+                    if change.when is None or _holds(change.when, doc, edited):
+                        counts[difference.id] += _apply(doc, change)
     return edited, counts
 
 
+def _values(doc: Mapping[str, Any], path: Sequence[Segment]) -> list[Any]:
+    return [c[-1][0][c[-1][1]] for c in _targets(doc, path) if _has(c)]
+
+
+def _holds(when: When, doc: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]) -> bool:
+    wanted = _values(doc, when.this)
+    return bool(wanted) and any(
+        value == wanted[0]
+        for other in docs
+        if other.get("kind") == when.document
+        for value in _values(other, when.path)
+    )
+
+
 def _apply(doc: dict[str, Any], change: Change) -> int:
+    if change.copy:
+        sources = _values(doc, change.copy)
+        if not sources:
+            return 0
+        change = Change(path=change.path, text=change.text, value=sources[0], where=change.where)
     done = 0
     removals: list[Step] = []
     for chain in list(_targets(doc, change.path)):
@@ -247,6 +301,10 @@ def _apply(doc: dict[str, Any], change: Change) -> int:
             else:
                 container[key] = NOTEXISTS
                 _prune(chain)
+        elif change.exists:
+            if not present or current == EXISTS:
+                continue
+            container[key] = EXISTS
         elif change.rewrite:
             if not isinstance(current, str):
                 continue
@@ -260,6 +318,11 @@ def _apply(doc: dict[str, Any], change: Change) -> int:
     for container, index in sorted(removals, key=lambda r: r[1], reverse=True):
         del container[index]
     return done
+
+
+def _has(chain: Sequence[Step]) -> bool:
+    container, key = chain[-1]
+    return key in container if isinstance(container, dict) else True
 
 
 def _prune(chain: Sequence[Step]) -> None:

@@ -481,14 +481,16 @@ def test_trtllm_pods_mount_the_ssh_keys_before_shared_memory():
         assert {"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "1"} in main["env"]
 
 
-def test_user_env_stays_first_and_added_variables_are_sorted():
+def test_user_and_default_variables_sorted_then_the_backend_ones_appended():
+    # upstream: MergeEnvs sorts defaults and the user's list by name; the backend's launch
+    # rewrite runs afterwards and appends its variables
     g = _vllm_graph()
     _set_main(g["spec"]["components"][1], env=[{"name": "ZED", "value": "1"}])
     _, wkr = _templates(g)["lws"]
     names = [e["name"] for e in _main(wkr)["env"]]
-    assert names[0] == "ZED"
-    assert names[1:] == sorted(names[1:])
-    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in names
+    assert names[-1] == "VLLM_NIXL_SIDE_CHANNEL_HOST"
+    assert names[:-1] == sorted(names[:-1])
+    assert "ZED" in names
 
 
 def test_wait_leader_config_map_on_every_pathway_of_a_multinode_graph():

@@ -116,10 +116,22 @@ def test_example_2_graph_env_first_component_wins():
         {"name": "B", "value": "3"},
         {"name": "C", "value": "$(A)"},
     ]
-    # the pod keeps that order and appends the defaults after the user's variables
+    # the pod merges the defaults in, one list sorted by name (upstream MergeEnvs)
     tpl = pod_template(source_of(dcd, graph="x"), role="main", env=Environment())
     names = [e["name"] for e in tpl["spec"]["containers"][0]["env"]]
-    assert names[:3] == ["A", "B", "C"]
+    assert names == sorted(names)
+    assert {"A", "B", "C"} <= set(names)
+
+
+def test_graph_env_merges_sorted_by_name_as_upstream_does():
+    # upstream applyDGDTemplateDefaults: MergeEnvs(graph env, component env), sorted by name;
+    # spec/rendering.md §2 step 2 put the graph's first, which would reorder every such pod
+    g = graph(
+        components=[component("decode", "decode", containers=[main(env=[{"name": "A"}])])],
+        env=[{"name": "Z", "value": "1"}],
+    )
+    (dcd,) = generate_dcds(typed(g))
+    assert [e["name"] for e in main_env(dcd)] == ["A", "Z"]
 
 
 def worker(name, module, ctype="worker"):

@@ -193,11 +193,12 @@ def test_example_6_discovery_identity():
     rules = {(tuple(r["apiGroups"]), tuple(r["resources"])): r["verbs"] for r in role.body["rules"]}
     assert rules[(("",), ("endpoints", "pods"))] == ["get", "list", "watch"]
     assert rules[(("discovery.k8s.io",), ("endpointslices",))] == ["get", "list", "watch"]
+    # in upstream's order (internal/discovery/resource.go): a reordered list rewrites the Role on a takeover
     assert rules[(("nvidia.com",), ("dynamoworkermetadatas",))] == [
+        "create",
         "get",
         "list",
         "watch",
-        "create",
         "update",
         "patch",
         "delete",

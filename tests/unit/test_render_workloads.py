@@ -187,9 +187,11 @@ def test_workload_metadata():
     lws = leader_worker_set(source, env=Environment())
     for workload in (deployed, lws):
         meta = workload.body["metadata"]
-        # upstream GetDCDKubeLabels: DCD labels, template labels, identity; no pod-only label
+        # upstream GetDCDKubeLabels: DCD labels, template labels, the sub-type of a decode
+        # worker (from its v1alpha1 form), identity; no pod-only label
         assert meta["labels"] == {
             "team": "a",
+            "nvidia.com/dynamo-sub-component-type": "decode",
             "nvidia.com/dynamo-graph-deployment-name": "x",
             "nvidia.com/dynamo-base-model-hash": "bbae3530",
             "nvidia.com/dynamo-component": "decode",
