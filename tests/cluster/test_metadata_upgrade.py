@@ -8,6 +8,11 @@ kept in ``data/rendered-before-upstream-metadata``) are applied first, then toda
 under the same field managers, as an upgraded agent applies them. Every apply must succeed, and
 no pod template, selector, Service selector or DCD spec may change: a Deployment's or
 LeaderWorkerSet's ``metadata.generation`` stays where it was, so neither rolls.
+
+The same release also reorders ``env`` as upstream does (docs/pod-rules.md, "Environment
+order"), a pod-template change that rolls such pods once, by design. To hold the metadata change
+alone, the earlier rendering's variables are put in today's order before it is applied; nothing
+else of it is touched.
 """
 
 from __future__ import annotations
@@ -90,13 +95,38 @@ def pods_and_selectors(obj: dict[str, Any]) -> Any:
     return None
 
 
+def _env_lists(node: Any) -> list[list[dict[str, Any]]]:
+    if isinstance(node, dict):
+        own = [node["env"]] if isinstance(node.get("env"), list) else []
+        return own + [e for k, v in node.items() if k != "env" for e in _env_lists(v)]
+    if isinstance(node, list):
+        return [e for item in node for e in _env_lists(item)]
+    return []
+
+
+def in_todays_env_order(old: Applied, new: Applied) -> Applied:
+    """``old`` with each env list ordered as the same list of today's rendering (same object,
+    same place), which must hold the same variables."""
+    today = {(m["kind"], m["metadata"]["name"]): m for _, m in new}
+    for _, manifest in old:
+        match = today.get((manifest["kind"], manifest["metadata"]["name"]))
+        if match is None:
+            continue
+        for was, now_ in zip(_env_lists(manifest), _env_lists(match), strict=True):
+            order = [e["name"] for e in now_]
+            assert sorted(order) == sorted(e["name"] for e in was), (manifest["kind"], order)
+            was.sort(key=lambda e: order.index(e["name"]))
+    return old
+
+
 @pytest.mark.lws("v0.10.0")
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_new_metadata_applies_over_an_earlier_install_without_rolling(
     example: str, client: Client, namespace: str
 ) -> None:
-    old = apply_all(client, before(example, namespace))
-    new = apply_all(client, now(example, namespace))
+    rendered = now(example, namespace)
+    old = apply_all(client, in_todays_env_order(before(example, namespace), rendered))
+    new = apply_all(client, rendered)
     assert set(new) == set(old), "the same objects, by kind and name"
     for key, live in new.items():
         assert pods_and_selectors(live) == pods_and_selectors(old[key]), f"{key} changed"
