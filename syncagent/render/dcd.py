@@ -156,11 +156,16 @@ def dcd_spec(
 ) -> dict[str, Any]:
     """The DCD ``spec``: a copy of the component with the changes of rendering.md §1."""
     spec = {k: copy.deepcopy(v) for k, v in component.wire().items() if k != "providerOverride"}
+    # Upstream's admission defaulting gives every component of a graph replicas 1 when unset
+    # (dynamographdeployment_handler.go), so its DCDs and workloads state it.
+    spec.setdefault("replicas", 1)
     if backend:
         spec["backendFramework"] = backend
     template = spec.setdefault("podTemplate", {})
     _merge_graph_env(template, graph.spec.env or [])
     _merge_template_metadata(template, graph, component, live=live)
+    if grove:
+        _grove_discovery_backend(template, graph, env)
     ctype = component.type
     if ctype == "planner" and not grove:
         # Upstream sets it on every planner DCD a graph generates, over the component's own
@@ -208,6 +213,18 @@ def _merge_template_metadata(
     _set_or_drop(metadata, "labels", _without(labels, _NEVER_LABELS))
     if not metadata:
         template.pop("metadata")
+
+
+def _grove_discovery_backend(
+    template: dict[str, Any], graph: DynamoGraphDeployment, env: Environment
+) -> None:
+    """Upstream's Grove renderer stamps the graph's effective discovery backend (its annotation,
+    else the agent's default) on every component's pod template, over the component's own
+    (``GenerateGrovePodCliqueSet``): it reaches the clique annotations and decides discovery."""
+    backend = (graph.metadata.annotations or {}).get(L.DISCOVERY_BACKEND, env.discovery_backend)
+    if backend:
+        metadata = template.setdefault("metadata", {})
+        metadata.setdefault("annotations", {})[L.DISCOVERY_BACKEND] = backend
 
 
 def _restart_at(graph: DynamoGraphDeployment, component: Component, live: GraphLive) -> str | None:

@@ -22,7 +22,7 @@ from syncagent.render.dcd import (
     graph_sources,
 )
 from syncagent.render.grove_startup import Fixed, keep_fixed, starts_after
-from syncagent.render.inputs import ComponentSource, Environment, discovery_on
+from syncagent.render.inputs import ComponentSource, Environment
 from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.multinode import backend_of
 from syncagent.render.naming import normalize
@@ -169,8 +169,6 @@ def _clique(
     annotations.pop(L.BASE_MODEL, None)
     if L.BASE_MODEL in written:
         annotations[L.BASE_MODEL] = written[L.BASE_MODEL]
-    if discovery_on(source, env):
-        annotations[L.DISCOVERY_BACKEND] = "kubernetes"
     spec: dict[str, Any] = {
         "roleName": name,
         "replicas": replicas,
@@ -301,6 +299,23 @@ def _cliques_and_groups(
     return cliques, groups
 
 
+def grove_component_service(
+    graph: DynamoGraphDeployment, source: ComponentSource, *, env: Environment
+) -> Rendered:
+    """A component's Service on the Grove pathway: labelled as on the others (docs/parity.md
+    D8), annotated as upstream's (``GetDGDComponentResourceAnnotations``): the graph's
+    ``spec.annotations``, then the component's own pod-template annotations, nothing derived."""
+    component = next(c for c in graph.spec.components if c.name == source.component_name)
+    written = {
+        **(graph.spec.annotations or {}),
+        **(component.pod_metadata.get("annotations") or {}),
+    }
+    written.pop(L.ORIGIN_VERSION, None)
+    return component_service(
+        source, env=env, owner=graph_owner(graph), grove=True, annotations=written
+    )
+
+
 def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[Rendered]:
     """Every object the Grove program applies for a new graph, offline (``syncagent render``):
     identity and wait-for-leader ConfigMap, the PCS, component Services (DCD-form selector)
@@ -312,7 +327,7 @@ def render_grove_graph(graph: DynamoGraphDeployment, *, env: Environment) -> lis
     models: dict[str, Rendered] = {}
     for source in sources:
         if wants_component_service(source, env):
-            objects.append(component_service(source, env=env, owner=owner, grove=True))
+            objects.append(grove_component_service(graph, source, env=env))
         if source.model and source.model not in models:
             models[source.model] = model_service(
                 source.model, namespace=source.namespace, owner=owner

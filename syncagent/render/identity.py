@@ -9,11 +9,10 @@ from syncagent.kube.objects import OwnerRef
 from syncagent.render import labels as L
 from syncagent.render.model import Rendered, build
 from syncagent.render.naming import (
-    DNS_LABEL_MAX,
     discovery_role,
     discovery_role_binding,
     discovery_service_account,
-    trunc_with_hash,
+    label_value_with_hash,
 )
 
 RBAC = "rbac.authorization.k8s.io"
@@ -37,7 +36,7 @@ def discovery_identity(parent: str, *, namespace: str, owner: OwnerRef) -> list[
     labels = {
         L.APP_MANAGED_BY: L.MANAGED_BY_OPERATOR,
         L.APP_COMPONENT: "rbac",
-        L.APP_NAME: trunc_with_hash(account, DNS_LABEL_MAX),
+        L.APP_NAME: label_value_with_hash(account),
     }
 
     def one(api_version: str, kind: str, name: str, **top: Any) -> Rendered:

@@ -41,6 +41,15 @@ def trunc_with_hash(value: str, limit: int) -> str:
     return f"{prefix}-{hash8(value)}" if prefix else hash8(value)
 
 
+def label_value_with_hash(value: str) -> str:
+    """``value`` when it is a valid label value's length, else its first 54 characters,
+    ``-`` and ``hash8(value)``, as upstream's discovery objects are labelled
+    (``getK8sDiscoveryLabelValue``): a cut ending in ``-`` keeps it."""
+    if len(value) <= DNS_LABEL_MAX:
+        return value
+    return f"{value[: DNS_LABEL_MAX - 9]}-{hash8(value)}"
+
+
 def dcd_name(graph: str, component: str) -> str:
     """``<dgd>-<lower(component)>``: the DCD, Deployment and (normalised) Service name."""
     return f"{graph}-{component.lower()}"

@@ -133,7 +133,7 @@ def pod_template(
     spec["volumes"] = volumes_for_mounts(spec.get("volumes") or [], main.get("volumeMounts") or [])
     if not spec["volumes"]:
         del spec["volumes"]
-    _pod_identity(spec, source=source, env=env)
+    _pod_identity(spec, source=source, env=env, grove=grove)
     annotations = pod_annotations(source)
     metadata: dict[str, Any] = {
         "labels": pod_labels(source, role=role, env=env, legacy_worker=legacy_worker)
@@ -166,7 +166,9 @@ def _pod_basics(spec: dict[str, Any], *, source: ComponentSource) -> None:
     _shared_memory(spec, source.spec.get("sharedMemorySize"))
 
 
-def _pod_identity(spec: dict[str, Any], *, source: ComponentSource, env: Environment) -> None:
+def _pod_identity(
+    spec: dict[str, Any], *, source: ComponentSource, env: Environment, grove: bool
+) -> None:
     if source.template_annotations.get(L.DISABLE_PULL_SECRET_DISCOVERY) != "true":
         images = [
             c.get("image", "") for c in [*spec.get("initContainers", []), *spec["containers"]]
@@ -175,16 +177,22 @@ def _pod_identity(spec: dict[str, Any], *, source: ComponentSource, env: Environ
         if refs:
             spec["imagePullSecrets"] = refs
     if not spec.get("serviceAccountName"):
-        spec["serviceAccountName"] = _service_account(source, env)
+        account = _service_account(source, env, grove=grove)
+        if account:
+            spec["serviceAccountName"] = account
 
 
-def _service_account(source: ComponentSource, env: Environment) -> str:
+def _service_account(source: ComponentSource, env: Environment, *, grove: bool) -> str:
     # Upstream's planner pod defaults name its account before discovery is consulted, so a
     # standalone planner DCD gets it too (a graph's planner DCD already carries it).
     if source.type == "planner":
         return PLANNER_SERVICE_ACCOUNT
     if discovery_on(source, env):
         return discovery_service_account(source.parent)
+    # A labelled account or "default" is the DCD controller's fallback; a Grove clique, which
+    # upstream renders from the component, names none (the pod then runs as "default").
+    if grove:
+        return ""
     labelled = sorted(env.component_pod_service_accounts)
     return labelled[0] if labelled else "default"
 

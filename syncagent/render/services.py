@@ -63,6 +63,7 @@ def component_service(
     legacy_worker: bool = False,
     selector: Mapping[str, str] | None = None,
     grove: bool = False,
+    annotations: Mapping[str, str] | None = None,
 ) -> Rendered:
     """The component Service; ``selector`` overrides the target one (a live selector kept
     until the new workload is ready, rendering.md §4.1)."""
@@ -79,7 +80,7 @@ def component_service(
         name=component_service_name(source.name),
         namespace=source.namespace,
         labels=service_labels(source, env, grove=grove),
-        annotations=workload_annotations(source),
+        annotations=dict(annotations) if annotations is not None else workload_annotations(source),
         owner=owner,
         spec=spec,
     )

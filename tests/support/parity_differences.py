@@ -17,6 +17,11 @@ one fenced block tagged ``yaml parity``::
         exists: true                             # our own value: only its presence is compared
       - path: metadata.labels.app
         copy: spec.selector.app                  # the value another path of the document holds
+      - path: metadata.annotations
+        keep: [a, b]                             # only these keys stay
+      - path: '**.containers[name=main].ports'
+        append: {name: http, containerPort: 80}  # joins a non-empty list without that name,
+        beside: {path: '*.httpGet.port', equals: http}  # where the list's holder has this
         when:                                    # optional: only where a related document has
           document: PodCliqueSet                 #   at path the value this one has at equals
           path: spec.template.cliques[name=*-ldr].labels.app
@@ -83,6 +88,9 @@ class Change:
     exists: bool = False
     copy: tuple[Segment, ...] = ()
     when: When | None = None
+    keep: tuple[str, ...] | None = None
+    append: Mapping[str, Any] | None = None
+    beside: tuple[tuple[Segment, ...], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +145,8 @@ def _difference(ident: str, title: str, body: str) -> Difference:
 
 
 def _change(ident: str, data: Mapping[str, Any]) -> Change:
-    kinds = ("absent", "value", "rewrite", "exists", "copy")
-    unknown = set(data) - {"path", "where", "when", *kinds}
+    kinds = ("absent", "value", "rewrite", "exists", "copy", "keep", "append")
+    unknown = set(data) - {"path", "where", "when", "beside", *kinds}
     actions = [k for k in kinds if k in data]
     if unknown or len(actions) != 1 or "path" not in data:
         raise DifferencesError(f"{ident}: a change needs a path and one of {'/'.join(kinds)}")
@@ -156,7 +164,16 @@ def _change(ident: str, data: Mapping[str, Any]) -> Change:
         exists="exists" in data,
         copy=parse_path(str(data["copy"])) if "copy" in data else (),
         when=_when(ident, data["when"]) if "when" in data else None,
+        keep=tuple(str(k) for k in data["keep"]) if "keep" in data else None,
+        append=dict(data["append"]) if "append" in data else None,
+        beside=_beside(ident, data["beside"]) if "beside" in data else None,
     )
+
+
+def _beside(ident: str, data: Any) -> tuple[tuple[Segment, ...], Any]:
+    if not isinstance(data, dict) or set(data) != {"path", "equals"}:
+        raise DifferencesError(f"{ident}: beside needs path and equals")
+    return parse_path(str(data["path"])), data["equals"]
 
 
 def _when(ident: str, data: Any) -> When:
@@ -247,7 +264,15 @@ def _selects(value: Any, pattern: str) -> bool:
 
 
 def _selected(doc: Mapping[str, Any], documents: Sequence[str]) -> bool:
-    return not documents or doc.get("kind") in documents
+    """``documents``: kinds, or ``Kind/name-glob`` (``Service/dynamo-model-*``)."""
+    if not documents:
+        return True
+    kind, name = doc.get("kind"), str((doc.get("metadata") or {}).get("name"))
+    return any(
+        entry == kind
+        or (entry.partition("/")[0] == kind and fnmatch.fnmatchcase(name, entry.partition("/")[2]))
+        for entry in documents
+    )
 
 
 def apply_differences(
@@ -280,6 +305,8 @@ def _holds(when: When, doc: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]
 
 
 def _apply(doc: dict[str, Any], change: Change) -> int:
+    if change.keep is not None or change.append is not None:
+        return sum(_edit_collection(chain, change) for chain in list(_targets(doc, change.path)))
     if change.copy:
         sources = _values(doc, change.copy)
         if not sources:
@@ -318,6 +345,30 @@ def _apply(doc: dict[str, Any], change: Change) -> int:
     for container, index in sorted(removals, key=lambda r: r[1], reverse=True):
         del container[index]
     return done
+
+
+def _edit_collection(chain: Sequence[Step], change: Change) -> int:
+    """``keep``: only those keys of a mapping stay. ``append``: the item joins a non-empty list
+    holding no item of its name, when the mapping holding the list has ``beside.path`` equal
+    to ``beside.equals``."""
+    container, key = chain[-1]
+    node = container[key] if _has(chain) else None
+    if change.keep is not None and isinstance(node, dict):
+        dropped = [k for k in node if k not in change.keep and k != STRICT]
+        for k in dropped:
+            del node[k]
+        return int(bool(dropped))
+    item = change.append
+    if item is None or not isinstance(node, list) or not node:
+        return 0
+    if any(isinstance(i, dict) and i.get("name") == item.get("name") for i in node):
+        return 0
+    if change.beside is not None:
+        path, wanted = change.beside
+        if not isinstance(container, dict) or wanted not in _values(container, path):
+            return 0
+    node.append(copy.deepcopy(dict(item)))
+    return 1
 
 
 def _has(chain: Sequence[Step]) -> bool:

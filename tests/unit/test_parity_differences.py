@@ -211,3 +211,86 @@ def test_the_projects_list_parses_with_a_reason_for_each_entry():
     for difference in differences:
         assert len(difference.reason) > 40, difference.id
         assert difference.cases
+
+
+SERVICE = {
+    "kind": "Service",
+    "metadata": {
+        "name": "dynamo-model-1",
+        "labels": {"x": "1"},
+        "annotations": {"keep": "k", "graph/note": "n"},
+        "ownerReferences": [{"kind": "DynamoGraphDeployment", "name": "g"}],
+    },
+    "spec": {"selector": {"c": "decode"}},
+}
+CONTAINER = {
+    "name": "main",
+    "ports": [{"name": "nixl", "containerPort": 1}],
+    "readinessProbe": {"httpGet": {"port": "system"}},
+}
+
+
+def test_exists_copy_and_keep():
+    difference = one(
+        """\
+        cases: ['*']
+        documents: [Service/dynamo-model-*]
+        changes:
+          - path: spec.selector.c
+            exists: true
+          - path: metadata.labels.graph
+            copy: metadata.ownerReferences[kind=DynamoGraphDeployment].name
+          - path: metadata.annotations
+            keep: [keep]
+        """
+    )
+    other = SERVICE | {"metadata": SERVICE["metadata"] | {"name": "g-decode"}}
+    (edited, untouched), counts = apply_differences([SERVICE, other], [difference])
+    assert edited["spec"]["selector"]["c"] == "$exists"
+    assert edited["metadata"]["labels"] == {"x": "1", "graph": "g"}
+    assert edited["metadata"]["annotations"] == {"keep": "k"}
+    assert counts == {"D1": 3}
+    assert untouched == other  # its name is not selected
+
+
+def test_append_only_beside_a_probe_naming_the_port_and_only_once():
+    difference = one(
+        """\
+        cases: ['*']
+        changes:
+          - path: 'containers[name=main].ports'
+            append: {name: system, containerPort: 9090}
+            beside: {path: '*.httpGet.port', equals: system}
+          - path: 'containers[name=main].ports'
+            append: {name: http, containerPort: 8000}
+            beside: {path: '*.httpGet.port', equals: http}
+        """
+    )
+    pod = {"kind": "Pod", "containers": [CONTAINER]}
+    (edited,), counts = apply_differences([pod], [difference])
+    assert [p["name"] for p in edited["containers"][0]["ports"]] == ["nixl", "system"]
+    assert counts == {"D1": 1}
+    (again,), counts = apply_differences([edited], [difference])
+    assert again == edited
+    assert counts == {"D1": 0}
+
+
+def test_when_a_related_object_holds_the_value():
+    difference = one(
+        """\
+        cases: ['*']
+        documents: [Service]
+        changes:
+          - path: spec.selector.role
+            value: leader
+            when:
+              document: PodCliqueSet
+              path: cliques[name=*-ldr].labels.c
+              equals: spec.selector.c
+        """
+    )
+    pcs = {"kind": "PodCliqueSet", "cliques": [{"name": "decode-ldr", "labels": {"c": "decode"}}]}
+    prefill = SERVICE | {"spec": {"selector": {"c": "prefill"}}}
+    (decode, single, _), _ = apply_differences([SERVICE, prefill, pcs], [difference])
+    assert decode["spec"]["selector"]["role"] == "leader"
+    assert "role" not in single["spec"]["selector"]

@@ -130,3 +130,13 @@ def test_a_select_with_a_glob_edits_only_the_items_it_matches() -> None:
         clique("decode-wkr"),
     ]
     assert edits == {"D8": 1}
+
+
+def test_an_exists_difference_forgives_the_value_not_the_absence() -> None:
+    upstream = [{"kind": "ConfigMap", "metadata": {"name": "s"}, "data": {"x": "$exists"}}]
+    ours = copy.deepcopy(upstream)
+    ours[0]["data"]["x"] = "our own text"
+    assert compare(upstream, ours, []).divergences == []
+    del ours[0]["data"]["x"]
+    (missing,) = compare(upstream, ours, []).divergences
+    assert missing.path == "data.x"

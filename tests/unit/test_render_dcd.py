@@ -318,9 +318,14 @@ def test_checkpoint_immediate_default_keeps_replicas():
     assert dcd.body["spec"]["experimental"]["checkpoint"]["startupPolicy"] == "Immediate"
 
 
-def test_replicas_unset_stays_unset():
+def test_replicas_unset_is_one_as_upstream_admission_defaults_it():
+    # upstream's DGD defaulting webhook (dynamographdeployment_handler.go) sets replicas 1 on
+    # every component that leaves it unset, before its reconciler generates the DCDs
     (dcd,) = generate_dcds(typed(graph(components=[component("decode", "decode")])))
-    assert "replicas" not in dcd.body["spec"]
+    assert dcd.body["spec"]["replicas"] == 1
+    explicit = component("decode", "decode") | {"replicas": 3}
+    (dcd,) = generate_dcds(typed(graph(components=[explicit])))
+    assert dcd.body["spec"]["replicas"] == 3
 
 
 def test_upstream_bookkeeping_never_written():

@@ -30,7 +30,6 @@ from syncagent.render import (
     Rendered,
     RenderError,
     component_selector,
-    component_service,
     discovery_identity,
     generate_dcds,
     graph_owner,
@@ -41,6 +40,7 @@ from syncagent.render import labels as L
 from syncagent.render.grove import (
     child_name,
     clique_set_change,
+    grove_component_service,
     live_template_replicas,
     pcs_name,
     render_pod_clique_set,
@@ -182,7 +182,7 @@ class GroveReconcile:
         for dcd in dcds:
             source = source_of(dcd, graph=ctx.name)
             if wants_component_service(source, env):
-                rendered = component_service(source, env=env, owner=graph_owner(ctx.typed))
+                rendered = grove_component_service(ctx.typed, source, env=env)
                 await service_cutover.ensure_component_service(
                     ctx.writer,
                     ctx.store,

@@ -82,6 +82,9 @@ class CaseResult:
     divergences: list[Divergence] = field(default_factory=list)
     edits: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # one side could not render the graph at all
+    # Upstream's objects the API server refuses: upstream cannot run them, so nothing of ours
+    # is compared with them (and syncagent refusing such a graph outright agrees with it).
+    upstream_refused: list[str] = field(default_factory=list)
 
     def report(self) -> str:
         head = f"{self.case.id} (namespace {self.case.namespace})"
@@ -183,7 +186,11 @@ async def run_cases(
     print(
         f"differential: {len(cases)} cases ({len(wanted)} upstream runs): upstream harness "
         f"{harnessed - started:.1f}s, syncagent render {rendered - harnessed:.1f}s, "
-        f"{len(store.cache)} dry runs and the comparison {time.monotonic() - rendered:.1f}s"
+        f"{len(store.cache)} dry runs and the comparison {time.monotonic() - rendered:.1f}s; "
+        f"{sum(bool(r.upstream_refused) for r in results)} graphs upstream's operator could not "
+        f"run (the API server refuses part of its rendering), "
+        f"{sum(bool(r.upstream_refused) and r.error is None and not r.divergences for r in results)}"
+        " of them refused or rendered alike by syncagent"
     )
     order = {id(c): i for i, c in enumerate(cases)}
     return sorted(results, key=lambda r: order[id(r.case)])
@@ -197,16 +204,19 @@ async def _compare_case(
     store: ServerStore,
 ) -> CaseResult:
     mine = ours[_render_key(case)]
-    if theirs.error or isinstance(mine, str):
+    if theirs.error:
         return CaseResult(case, error=_error(theirs.error, mine))
     refused: list[Divergence] = []
-    upstream_objects = upstream_for_comparison(
-        [
-            await _stored(store, o, UPSTREAM_MANAGER, refused, side="upstream")
-            for o in _rendered(theirs.objects, case)
-        ],
-        pathway=case.pathway,
-    )
+    stored = [
+        await _stored(store, o, UPSTREAM_MANAGER, refused, side="upstream")
+        for o in _rendered(theirs.objects, case)
+    ]
+    cannot_run = [f"{d.kind}/{d.name}: {d.upstream}" for d in refused]
+    if isinstance(mine, str):
+        error = None if cannot_run else _error(None, mine)
+        return CaseResult(case, error=error, upstream_refused=cannot_run)
+    refused.clear()
+    upstream_objects = upstream_for_comparison(stored, pathway=case.pathway)
     our_items = [
         {
             **item,
@@ -218,7 +228,7 @@ async def _compare_case(
     comparison = compare(
         upstream_objects, ours_for_comparison(our_items, pathway=case.pathway), listed
     )
-    return CaseResult(case, refused + comparison.divergences, comparison.edits)
+    return CaseResult(case, refused + comparison.divergences, comparison.edits, None, cannot_run)
 
 
 def _rendered(objects: Sequence[Mapping[str, Any]], case: DiffCase) -> list[Mapping[str, Any]]:

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -383,7 +384,9 @@ func restMapper(scheme *runtime.Scheme) meta.RESTMapper {
 }
 
 // reconcilePass runs each graph's reconciler, then the DCD reconciler on every DCD that exists,
-// as a manager would when their watches fire.
+// as a manager would when their watches fire: in the order the DCDs were written (the fake
+// client's resourceVersions count up), as their create events would arrive. Which DCD runs
+// first decides, among other things, which one controls a model Service they share.
 func reconcilePass(
 	ctx context.Context,
 	kubeClient client.Client,
@@ -400,6 +403,11 @@ func reconcilePass(
 	if err := kubeClient.List(ctx, dcds); err != nil {
 		return fmt.Errorf("list DynamoComponentDeployments: %w", err)
 	}
+	sort.SliceStable(dcds.Items, func(i, j int) bool {
+		a, _ := strconv.Atoi(dcds.Items[i].ResourceVersion)
+		b, _ := strconv.Atoi(dcds.Items[j].ResourceVersion)
+		return a < b
+	})
 	for i := range dcds.Items {
 		key := client.ObjectKeyFromObject(&dcds.Items[i])
 		if _, err := dcdReconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
