@@ -71,7 +71,10 @@ def render_graph(
     """Every object the Component pathway applies for a graph, in apply order.
 
     Identity first, then the DCDs, then each DCD's workload and Service, then one model
-    Service per distinct model, controlled by the first DCD that references it.
+    Service per distinct model, controlled by the last DCD that references it: upstream's DCD
+    reconcile makes itself the controller of the Service it syncs, so one pass over the DCDs in
+    the order they were created leaves the last one there (a live agent keeps whichever DCD
+    controls it and the others join as owners, docs/ownership.md).
     """
     dcds = generate_dcds(graph, live=live, env=env)
     sources = graph_sources(graph, dcds)
@@ -81,7 +84,7 @@ def render_graph(
     for source in sources:
         objects = render_component(source, env=env, lws=lws)
         out += [objects.workload, *([objects.service] if objects.service else [])]
-        if objects.model_service and objects.model_service.name not in models:
+        if objects.model_service:
             models[objects.model_service.name] = objects.model_service
     return out + list(models.values())
 

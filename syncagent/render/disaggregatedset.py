@@ -264,6 +264,6 @@ def render_ds_graph(graph: DynamoGraphDeployment, *, env: Environment) -> list[R
         objects.append(dcd)
         rendered = render_component(source, env=env, lws=True)
         objects += [rendered.workload, *([rendered.service] if rendered.service else [])]
-        if rendered.model_service and rendered.model_service.name not in models:
+        if rendered.model_service:  # the last DCD controls it, as in render_graph
             models[rendered.model_service.name] = rendered.model_service
     return objects + list(models.values())

@@ -45,10 +45,12 @@ def component_selector(source: ComponentSource, *, legacy_worker: bool = False) 
 def service_labels(source: ComponentSource, env: Environment, *, grove: bool) -> dict[str, str]:
     """The workload labels plus the discovery labels when Kubernetes discovery is on (upstream
     ``GenerateComponentService``); on every pathway, Grove's included (docs/parity.md D8), but
-    for the sub-component type, which upstream reads from a DCD and Grove has none."""
+    for the sub-component type and the model hash, which upstream derives from a DCD (Grove
+    has none)."""
     labels = workload_labels(source)
     if grove:
-        labels.pop(L.SUB_COMPONENT_TYPE, None)
+        for key in (L.SUB_COMPONENT_TYPE, L.BASE_MODEL_HASH):
+            labels.pop(key, None)
     if discovery_on(source, env):
         labels[L.DISCOVERY_BACKEND] = "kubernetes"
         labels[L.DISCOVERY_ENABLED] = "true"

@@ -311,6 +311,7 @@ def _apply(doc: dict[str, Any], change: Change) -> int:
         sources = _values(doc, change.copy)
         if not sources:
             return 0
+        _ensure_mappings(doc, change.path[:-1])
         change = Change(path=change.path, text=change.text, value=sources[0], where=change.where)
     done = 0
     removals: list[Step] = []
@@ -369,6 +370,16 @@ def _edit_collection(chain: Sequence[Step], change: Change) -> int:
             return 0
     node.append(copy.deepcopy(dict(item)))
     return 1
+
+
+def _ensure_mappings(doc: dict[str, Any], path: Sequence[Segment]) -> None:
+    """Creates the mappings a path of plain keys leads through (Go omits an empty ``labels``),
+    so that a copied value has a place to go."""
+    node: Any = doc
+    for segment in path:
+        if segment.kind != "key" or not isinstance(node, dict):
+            return
+        node = node.setdefault(segment.key, {})
 
 
 def _has(chain: Sequence[Step]) -> bool:

@@ -294,3 +294,20 @@ def test_when_a_related_object_holds_the_value():
     (decode, single, _), _ = apply_differences([SERVICE, prefill, pcs], [difference])
     assert decode["spec"]["selector"]["role"] == "leader"
     assert "role" not in single["spec"]["selector"]
+
+
+def test_copy_creates_the_mapping_go_omitted():
+    difference = one(
+        """\
+        cases: ['*']
+        changes:
+          - path: metadata.labels.c
+            copy: spec.selector.c
+          - path: metadata.labels.d
+            copy: spec.selector.missing
+        """
+    )
+    bare = {"kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"c": "x"}}}
+    (edited,), counts = apply_differences([bare], [difference])
+    assert edited["metadata"]["labels"] == {"c": "x"}
+    assert counts == {"D1": 1}

@@ -140,3 +140,11 @@ def test_an_exists_difference_forgives_the_value_not_the_absence() -> None:
     del ours[0]["data"]["x"]
     (missing,) = compare(upstream, ours, []).divergences
     assert missing.path == "data.x"
+
+
+def test_overlong_label_values_are_found_in_pod_templates_too() -> None:
+    from tests.parity.support.differential import overlong_labels
+
+    pcs = {"spec": {"cliques": [{"labels": {"ok": "x" * 63, "long": "y" * 64}}]}}
+    assert overlong_labels(pcs) == ["spec.cliques[].labels.long: 64 characters"]
+    assert overlong_labels({"metadata": {"labels": {"a": "b"}}}) == []

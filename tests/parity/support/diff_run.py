@@ -37,6 +37,7 @@ from tests.parity.support.differential import (
     Pathway,
     compare,
     ours_for_comparison,
+    overlong_labels,
     prune,
     refused_stub,
     upstream_for_comparison,
@@ -212,6 +213,11 @@ async def _compare_case(
         for o in _rendered(theirs.objects, case)
     ]
     cannot_run = [f"{d.kind}/{d.name}: {d.upstream}" for d in refused]
+    cannot_run += [
+        f"{o.get('kind')}/{o.get('metadata', {}).get('name')}: {label}"
+        for o in _rendered(theirs.objects, case)
+        for label in overlong_labels(o)
+    ]
     if isinstance(mine, str):
         error = None if cannot_run else _error(None, mine)
         return CaseResult(case, error=error, upstream_refused=cannot_run)

@@ -110,6 +110,30 @@ def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
     return prune(out)
 
 
+LABEL_VALUE_MAX = 63
+
+
+def overlong_labels(obj: Any, path: str = "") -> list[str]:
+    """Label values anywhere in ``obj`` (pod templates and cliques included) longer than a label
+    value may be: the API server accepts a custom resource carrying one, then refuses every pod
+    made from it, so upstream cannot run the graph."""
+    found: list[str] = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key == "labels" and isinstance(value, dict):
+                found += [
+                    f"{path}.labels.{k}: {len(str(v))} characters"
+                    for k, v in value.items()
+                    if len(str(v)) > LABEL_VALUE_MAX
+                ]
+            else:
+                found += overlong_labels(value, f"{path}.{key}" if path else key)
+    elif isinstance(obj, list):
+        for item in obj:
+            found += overlong_labels(item, path + "[]")
+    return found
+
+
 def refused_stub(obj: Mapping[str, Any]) -> dict[str, Any]:
     metadata = obj.get("metadata") or {}
     return {
