@@ -15,9 +15,9 @@ import time
 from tests.chaos.support.fleet import converged, fleet_graph
 from tests.chaos.support.inventory import take
 from tests.chaos.support.migrations import fresh_namespace, owned_agent
-from tests.chaos.support.proxy import ApiProxy, Faults
 from tests.chaos.support.watchbreaks import WatchCutter, plan
 from tests.support.agent import Agent
+from tests.support.apiproxy import ApiProxy, Faults
 from tests.support.kube import DGD, Kube
 from tests.support.polling import eventually
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from tests.chaos.support.inventory import Inventory, take
 from tests.chaos.support.migrations import fresh_namespace, owned_agent
-from tests.chaos.support.proxy import ApiProxy, Faults
 from tests.support.agent import Metrics
+from tests.support.apiproxy import ApiProxy, Faults
 from tests.support.graphs import component, graph
 from tests.support.kube import DGD, Kube, condition
 from tests.support.polling import eventually
