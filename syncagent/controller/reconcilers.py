@@ -54,7 +54,7 @@ OWN_WRITE_LAG_RETRY = 0.1
 GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
 # Write conflicts in a row that a key retries without reporting them in its status: co-owners
 # joining a shared model Service at once move it under each other's guarded writes. With the
-# queue's backoff (0.1 s doubling) about 3 s; after that the conflict is reported as an error.
+# queue's backoff (1 s doubling) up to about 30 s; then the conflict is reported as an error.
 QUIET_CONFLICTS = 5
 
 
@@ -72,10 +72,13 @@ class Reconcilers:
     programs: Registry = PROGRAMS
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
-    # Per graph key, the resourceVersion our last status write replaced. A cached graph still
-    # at that version predates our own write: reconciling it would act on stale status (and
-    # its status write would fail its precondition, dropping the events of what it did).
-    _superseded: dict[str, str] = field(default_factory=dict)
+    # Per (controller, key), the resourceVersion our last status write replaced. A cached
+    # object still at that version predates our own write: reconciling it would act on stale
+    # status. Status changes wake nothing (docs/caches.md), so a status write skipped because
+    # the stale cache already showed it would never be made: the cache then catches up with
+    # our own earlier status, and it stays (a component left Available=False, issue 23). A
+    # graph's write would also fail its precondition, dropping the events of what it did.
+    _superseded: dict[tuple[str, str], str] = field(default_factory=dict)
     # Per (controller, key), the write conflicts in a row (QUIET_CONFLICTS).
     _conflicts: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -85,15 +88,13 @@ class Reconcilers:
         graph = self.store.get(DGD, namespace, name)
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
-            self._superseded.pop(key, None)
-            self._conflicts.pop(("dgd", key), None)
+            self._forget(("dgd", key))
             return None
         if caps is None:
             return Result(requeue_after=1.0)
         version = Body(graph).meta.resource_version
-        if self._superseded.get(key) == version:
+        if self._predates_own_write(("dgd", key), version):
             return Result(requeue_after=OWN_WRITE_LAG_RETRY)
-        self._superseded.pop(key, None)
         ctx = self.graph_context(graph, caps)
         outcome = await self.run_graph(ctx)
         result = await self._finish_graph(key, ctx, outcome)
@@ -132,7 +133,7 @@ class Reconcilers:
             )
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
-            self._superseded[key] = ctx.meta.resource_version
+            self._superseded[("dgd", key)] = ctx.meta.resource_version
             if self.latency is not None:
                 self.latency.written(key, ctx.generation)
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
@@ -148,12 +149,15 @@ class Reconcilers:
         dcd = self.store.get(DCD, namespace, name)
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
-            self._conflicts.pop(("dcd", key), None)
+            self._forget(("dcd", key))
             return None
         if self._standalone(dcd) and not self.shard.matches(dcd["metadata"].get("labels")):
             return None  # another shard's (runtime/shard.py)
         if caps is None:
             return Result(requeue_after=1.0)
+        version = Body(dcd).meta.resource_version
+        if self._predates_own_write(("dcd", key), version):
+            return Result(requeue_after=OWN_WRITE_LAG_RETRY)
         writer = Writer(
             self.engine,
             metrics=self.metrics,
@@ -172,9 +176,10 @@ class Reconcilers:
         if self._quiet_conflict("dcd", key, conflict=outcome.conflict):
             self._emit(dcd, outcome.events)
             return Result(conflict=f"{ctx.ref}: {_available_message(outcome.status)}; retrying")
-        await self._write_status(
+        if await self._write_status(
             dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
-        )
+        ):
+            self._superseded[("dcd", key)] = version
         self._emit(dcd, outcome.events + component_error_events(dcd, outcome.status))
         if outcome.retry:
             return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
@@ -197,6 +202,18 @@ class Reconcilers:
         return view.controller is None and not view.meta.labels.get(GRAPH_LABEL)
 
     # -- shared -------------------------------------------------------------------------------
+    def _predates_own_write(self, slot: tuple[str, str], version: str) -> bool:
+        """Whether the cached object (at ``version``) is older than our own last status write
+        of it; once the cache has moved on, the slot is cleared."""
+        if self._superseded.get(slot) == version:
+            return True
+        self._superseded.pop(slot, None)
+        return False
+
+    def _forget(self, slot: tuple[str, str]) -> None:
+        self._superseded.pop(slot, None)
+        self._conflicts.pop(slot, None)
+
     def _quiet_conflict(self, controller: str, key: str, *, conflict: bool) -> bool:
         return quiet_conflict(self._conflicts, (controller, key), conflict=conflict)
 

@@ -1,6 +1,6 @@
 """The chaos tier: faults on the simulated full cluster (one per session, as in the e2e tier).
 
-The agent runs as a subprocess behind :class:`tests.chaos.support.proxy.ApiProxy`, an HTTP
+The agent runs as a subprocess behind :class:`tests.support.apiproxy.ApiProxy`, an HTTP
 proxy that records its writes and injects API faults; the real controllers (kube-controller-
 manager, kube-scheduler, kwok, the LWS/DisaggregatedSet manager) run the workloads, and an
 EndpointSlice recorder on the server says whether any component was ever left without a ready

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from tests.chaos.support.fleet import converge_fleet
-from tests.chaos.support.proxy import Faults
+from tests.support.apiproxy import Faults
 
 GRAPHS = int(os.environ.get("SYNCAGENT_CHAOS_GRAPHS", "50"))
 

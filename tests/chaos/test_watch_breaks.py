@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import time
 
-from tests.chaos.support.fleet import converged, fleet_graph
+from tests.chaos.support.fleet import converged_in, fleet_graph
 from tests.chaos.support.inventory import take
 from tests.chaos.support.migrations import fresh_namespace, owned_agent
-from tests.chaos.support.proxy import ApiProxy, Faults
 from tests.chaos.support.watchbreaks import WatchCutter, plan
 from tests.support.agent import Agent
+from tests.support.apiproxy import ApiProxy, Faults
 from tests.support.kube import DGD, Kube
 from tests.support.polling import eventually
 
@@ -63,7 +63,10 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
             ApiProxy(control_plane, faults=faults) as proxy,
             owned_agent(proxy.kubeconfig, ns) as agent,
         ):
-            eventually(lambda: converged(kube.list(DGD, ns)), deadline=DEADLINE, what="Ready")
+            # Every half second: a wait that is not over lists components and Deployments too.
+            eventually(
+                lambda: converged_in(kube, ns), deadline=DEADLINE, what="Ready", interval=0.5
+            )
             started = time.monotonic()
             relists_before = _relists(agent)
             gone_before = proxy.stats.faults["gone"]
@@ -79,7 +82,9 @@ def test_no_change_is_missed_when_watches_break(control_plane, kube, figures):
                         deadline=60,
                         what="watch cuts",
                     )
-            eventually(lambda: converged(kube.list(DGD, ns)), deadline=DEADLINE, what="converged")
+            eventually(
+                lambda: converged_in(kube, ns), deadline=DEADLINE, what="converged", interval=0.5
+            )
             seconds = time.monotonic() - started
             # Every 410 the agent read must have made it list again. Not every 410 the proxy
             # sent was read: a watch whose answer outlasted --request-timeout (a loaded proxy)

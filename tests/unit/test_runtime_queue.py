@@ -126,6 +126,20 @@ async def test_add_soon_coalesces_a_window_of_changes_into_one_hand_out():
         assert q.pending() == frozenset()
 
 
+async def test_a_fresh_change_hands_out_a_key_in_backoff_at_once():
+    # The queue side of issue 23's R7 stall, ruled out: a key waiting out a long backoff is not
+    # "already waiting" for a change; add() hands it out now and add_soon() within its window.
+    long_backoff = Backoff(base=300.0, cap=300.0, jitter=0.0)
+    async with WorkQueue("q", backoff=long_backoff, metrics=Metrics()) as q:
+        for wake in (q.add, lambda key: q.add_soon(key, 0.05)):
+            assert q.add_rate_limited("k") == 300.0
+            assert len(q) == 0
+            wake("k")
+            with anyio.fail_after(2):
+                assert await q.get() == "k"
+            q.done("k")
+
+
 async def test_add_rate_limited_backs_off_exponentially_and_forget_resets():
     metrics = Metrics()
     async with WorkQueue("q", backoff=NO_JITTER, metrics=metrics) as q:

@@ -8,10 +8,10 @@ from typing import Any
 
 from tests.chaos.support.inventory import Inventory, take
 from tests.chaos.support.migrations import fresh_namespace, owned_agent
-from tests.chaos.support.proxy import ApiProxy, Faults
 from tests.support.agent import Metrics
+from tests.support.apiproxy import ApiProxy, Faults
 from tests.support.graphs import component, graph
-from tests.support.kube import DGD, Kube, condition
+from tests.support.kube import DCD, DGD, Kube, condition
 from tests.support.polling import eventually
 
 CONVERGE_DEADLINE = 1200.0
@@ -56,6 +56,50 @@ def _lagging(g: dict[str, Any]) -> str | None:
 
 def converged(graphs: list[dict[str, Any]]) -> Convergence:
     return Convergence(len(graphs), tuple(filter(None, map(_lagging, graphs))))
+
+
+GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+
+
+def _workload(deployment: dict[str, Any] | None) -> str:
+    """A Deployment as its controller last reported it (what the agent's readiness reads)."""
+    if deployment is None:
+        return "no Deployment"
+    status = deployment.get("status") or {}
+    return (
+        f"Deployment {status.get('readyReplicas', 0)}/{deployment['spec'].get('replicas')} "
+        f"ready, observed {status.get('observedGeneration')} of generation "
+        f"{deployment['metadata'].get('generation')}, "
+        f"Available={condition(deployment, 'Available').get('status')}"
+    )
+
+
+def _component(dcd: dict[str, Any], deployments: dict[str, dict[str, Any]]) -> str:
+    available = condition(dcd, "Available")
+    name = dcd["metadata"]["name"]
+    return (
+        f"{name}: Available={available.get('status')} ({available.get('message', '')}), "
+        f"observed {(dcd.get('status') or {}).get('observedGeneration')} of generation "
+        f"{dcd['metadata'].get('generation')}; {_workload(deployments.get(name))}"
+    )
+
+
+def converged_in(kube: Kube, ns: str) -> Convergence:
+    """:func:`converged` for the graphs of ``ns``; each graph not converged also names its
+    components' ``Available`` and their Deployments as the server has them, so a timeout says
+    whether the agent or the cluster held it (a component the agent reports unavailable over a
+    ready Deployment is the agent's)."""
+    graphs = kube.list(DGD, ns)
+    lagging = [(g["metadata"]["name"], text) for g in graphs if (text := _lagging(g))]
+    if not lagging:
+        return Convergence(len(graphs), ())
+    deployments = {d["metadata"]["name"]: d for d in kube.list("Deployment", ns)}
+    components: dict[str, list[str]] = {}
+    for dcd in kube.list(DCD, ns):
+        graph_name = (dcd["metadata"].get("labels") or {}).get(GRAPH_LABEL, "")
+        components.setdefault(graph_name, []).append(_component(dcd, deployments))
+    laggards = tuple(f"{text}; components {components.get(name, [])}" for name, text in lagging)
+    return Convergence(len(graphs), laggards)
 
 
 @dataclass

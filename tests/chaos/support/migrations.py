@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.chaos.support.proxy import ApiProxy, Write
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
 from tests.support.agent import Agent, reconciled, running_agent
+from tests.support.apiproxy import ApiProxy, Write
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
 from tests.support.kube import (
     DCD,

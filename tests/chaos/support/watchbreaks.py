@@ -16,7 +16,7 @@ import httpx2
 import orjson
 import yaml
 
-from tests.chaos.support.proxy import ApiProxy
+from tests.support.apiproxy import ApiProxy
 
 
 def compact_etcd(etcd_url: str) -> int:

@@ -13,7 +13,10 @@ agent's kubeconfig carries anyway. Between the two it can:
   write but before the agent sees the answer (the crash-point sweep kills the agent there);
 - cut every open watch stream (:meth:`cut_watches`) and answer watches with the
   ``410 Expired`` ERROR event the API server sends after an etcd compaction
-  (:attr:`Faults.gone`).
+  (:attr:`Faults.gone`);
+- hold the watches of one resource (:meth:`hold_watches`): its open watches are cut and its new
+  ones wait unanswered until :meth:`release_watches`, so the agent's cache of that kind lags
+  while every other watch and request goes on (a watch reconnecting, in slow motion).
 
 A run that keeps its logs (``$SYNCAGENT_TEST_LOGS``) also journals every request (when it came,
 what it asked, the fault, the answer, when it ended) beside the agents' logs.
@@ -139,7 +142,9 @@ class ApiProxy:
         self._t0 = time.monotonic()
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
-        self._watches: set[socket.socket] = set()
+        self._watches: dict[socket.socket, str] = {}  # open watch -> its resource
+        self._held: dict[str, threading.Event] = {}  # resource -> set when released
+        self._waiting: Counter[str] = Counter()  # held watch requests waiting, by resource
         self._conns: set[socket.socket] = set()
         self._closed = threading.Event()
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -160,6 +165,8 @@ class ApiProxy:
 
     def close(self) -> None:
         self._closed.set()
+        for resource in list(self._held):
+            self.release_watches(resource)
         with contextlib.suppress(OSError):
             self._listener.close()
         with self._lock:
@@ -182,14 +189,36 @@ class ApiProxy:
 
     # -- what a test does -----------------------------------------------------------------
 
-    def cut_watches(self) -> int:
-        """Reset every open watch connection; returns how many were cut."""
+    def cut_watches(self, resource: str | None = None) -> int:
+        """Reset every open watch connection (of ``resource``, a plural such as
+        ``deployments``, when given); returns how many were cut."""
         with self._lock:
-            watches = list(self._watches)
-            self._watches.clear()
+            watches = [c for c, r in self._watches.items() if resource in (None, r)]
+            for conn in watches:
+                del self._watches[conn]
         for conn in watches:
             hard_close(conn)
         return len(watches)
+
+    def hold_watches(self, resource: str) -> int:
+        """Cut the open watches of ``resource`` and keep its new watch requests waiting,
+        unanswered, until :meth:`release_watches`; returns how many were cut."""
+        with self._lock:
+            self._held.setdefault(resource, threading.Event())
+        return self.cut_watches(resource)
+
+    def release_watches(self, resource: str) -> None:
+        """Answer the held watch requests of ``resource`` (from their resourceVersion, as the
+        server would have) and hold no more."""
+        with self._lock:
+            released = self._held.pop(resource, None)
+        if released is not None:
+            released.set()
+
+    def held_watches(self, resource: str) -> int:
+        """Watch requests of ``resource`` waiting on the hold now."""
+        with self._lock:
+            return self._waiting[resource]
 
     def open_watches(self) -> int:
         with self._lock:
@@ -230,7 +259,7 @@ class ApiProxy:
     def _forget(self, conn: socket.socket) -> None:
         with self._lock:
             self._conns.discard(conn)
-            self._watches.discard(conn)
+            self._watches.pop(conn, None)
 
     def _pick_fault(self, request: Request) -> str | None:
         with self._lock:
@@ -246,6 +275,7 @@ class ApiProxy:
 
     def _handle(self, conn: socket.socket, request: Request, upstream: httpx2.Client) -> bool:
         """Answer one request; False when the connection must close."""
+        self._wait_if_held(request)
         fault = self._pick_fault(request)
         if fault is not None:
             self._note(request, f"fault {fault}")
@@ -266,6 +296,22 @@ class ApiProxy:
                 return self._relay(conn, request, upstream, cut_after=cut_after)
             return False  # before the server saw it
         return self._relay(conn, request, upstream, drop_answer=fault == "reset")
+
+    def _wait_if_held(self, request: Request) -> None:
+        if not request.is_watch:
+            return
+        resource = resource_of(request.path)
+        with self._lock:
+            released = self._held.get(resource)
+            if released is None:
+                return
+            self._waiting[resource] += 1
+        self._note(request, "held")
+        try:
+            released.wait()  # close() releases every hold
+        finally:
+            with self._lock:
+                self._waiting[resource] -= 1
 
     def _relay(
         self,
@@ -290,7 +336,7 @@ class ApiProxy:
                 return False  # the server acted; the answer is lost with the connection
             if request.is_watch:
                 with self._lock:
-                    self._watches.add(conn)
+                    self._watches[conn] = resource_of(request.path)
                 if cut_after is not None:
                     timer = threading.Timer(cut_after, hard_close, args=(conn,))
                     timer.start()
@@ -312,7 +358,7 @@ class ApiProxy:
                 timer.cancel()
             response.close()
             with self._lock:
-                self._watches.discard(conn)
+                self._watches.pop(conn, None)
 
     def _record(self, request: Request, status: int) -> None:
         with self._lock:
