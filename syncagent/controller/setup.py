@@ -16,7 +16,7 @@ from syncagent.kube import kinds
 from syncagent.kube.objects import ObjectRef
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
-from syncagent.programs.program import Watched
+from syncagent.programs.program import Watched, WatchFn
 from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.view import CacheStore
 from syncagent.runtime.backoff import Backoff
@@ -25,6 +25,7 @@ from syncagent.runtime.cache import (
     beyond_status,
     controller_owner_key,
     enqueue,
+    identity,
     owner_keys,
     self_key,
     split_key,
@@ -41,6 +42,17 @@ from syncagent.ssa.fights import FightDetector, FightPolicy
 
 Caches = list[Cache[Any]]
 log = logging.getLogger(__name__)
+
+# Kubernetes' own namespaces: an agent watching every namespace leaves them alone, so nobody
+# who may create a graph there makes the agent run pods beside the cluster's components
+# (docs/security.md). ``--namespace kube-system`` still reconciles it.
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+
+
+def outside_system_namespaces(field_selector: str | None) -> str:
+    """``field_selector`` narrowed so the API server never sends objects of system namespaces."""
+    terms = [field_selector] if field_selector else []
+    return ",".join([*terms, *(f"metadata.namespace!={ns}" for ns in SYSTEM_NAMESPACES)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +83,15 @@ def setup(
         watch_timeout=manager.options.watch_timeout,
     )
     store = CacheStore()
-    namespaces: list[str | None] = list(settings.namespaces) or [None]
-
-    def watch(kind: kinds.Kind, **selectors: Any) -> Caches:
-        caches = []
-        for ns in namespaces:
-            target = WatchTarget(kind.group, kind.version, kind.plural, namespace=ns, **selectors)
-            cache = manager.watches.add(target)
-            store.add(kind.kind, cache, selector=selectors.get("label_selector"))
-            caches.append(cache)
-        return caches
+    watch = _watcher(manager, store, settings.namespaces)
 
     caches = {
-        w: watch(w.kind, label_selector=_selector(w, settings), field_selector=w.field_selector)
+        w: watch(
+            w.kind,
+            transform=w.transform or identity,
+            label_selector=_selector(w, settings),
+            field_selector=w.field_selector,
+        )
         for w in programs.common
     }
     reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
@@ -107,6 +115,32 @@ def setup(
         program.connect(watch, store, queues[0].add)
     _connect(queues[0], queues[1], caches)
     return reconcilers
+
+
+def _watcher(manager: Manager, store: CacheStore, namespaces: tuple[str, ...]) -> WatchFn:
+    """``watch(kind, transform=, **selectors)``: one watch per namespace (or one for all of
+    them, system namespaces left out), each cache added to ``store``."""
+    scopes: list[str | None] = list(namespaces) or [None]
+
+    def watch(kind: kinds.Kind, *, transform: Any = identity, **selectors: Any) -> Caches:
+        caches = []
+        given = selectors.pop("field_selector", None)
+        for ns in scopes:
+            fields = outside_system_namespaces(given) if ns is None else given
+            target = WatchTarget(
+                kind.group,
+                kind.version,
+                kind.plural,
+                namespace=ns,
+                field_selector=fields,
+                **selectors,
+            )
+            cache = manager.watches.add(target, transform=transform)
+            store.add(kind.kind, cache, selector=selectors.get("label_selector"))
+            caches.append(cache)
+        return caches
+
+    return watch
 
 
 def _selector(watched: Watched, settings: ControllerSettings) -> str | None:

@@ -1,7 +1,8 @@
 """A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager.
 
-The API server runs with client-certificate authentication, RBAC, ServiceAccount token signing
-and the ``OwnerReferencesPermissionEnforcement`` admission plugin. The controller manager runs
+The API server runs with client-certificate authentication, RBAC, ServiceAccount token signing,
+the ``OwnerReferencesPermissionEnforcement`` admission plugin and an audit log of every
+ServiceAccount request (``audit.py``). The controller manager runs
 only the garbage collector and the namespace controller, so owner references cascade and
 namespaces finish deleting as on a real cluster, while nothing else acts on workloads.
 """
@@ -23,7 +24,7 @@ import httpx2
 import orjson
 import yaml
 
-from syncagent.devcluster import crds, pki, procs, versions
+from syncagent.devcluster import audit, crds, pki, procs, versions
 from syncagent.devcluster.build import Binaries, ensure_binaries
 
 FIELD_MANAGER = "syncagent/dev-cluster"
@@ -61,6 +62,8 @@ class ControlPlane:
         self.etcd_url = ""
         self.version = ""
         self.kubeconfig = self.workdir / "kubeconfig"
+        # Every ServiceAccount request the API server answered (``devcluster.audit``).
+        self.audit_log = audit.log_path(self.workdir)
         self.pki: pki.Pki | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -179,6 +182,7 @@ class ControlPlane:
             "--allow-privileged=true",
             "--v=1",
             *[f"--disable-admission-plugins={name}" for name in self.disabled_admission],
+            *audit.apiserver_args(self.workdir),
         ]
 
     def _start_controllers(self, binaries: Binaries, http: httpx2.Client) -> None:

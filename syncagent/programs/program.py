@@ -32,12 +32,14 @@ class Watched:
     """A kind a program reads from the caches; ``write``: it also creates/patches/deletes it.
 
     ``label_selector``/``field_selector`` narrow the agent's watch (None: every object).
+    ``transform``: what its cache keeps of each object (None: the whole object).
     """
 
     kind: Kind
     write: bool = False
     label_selector: str | None = None
     field_selector: str | None = None
+    transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
 from syncagent.programs.grove import GroveProgram
 from syncagent.programs.program import Claim, Program, Route, Watched
 from syncagent.programs.routing import ENABLE_GROVE, RecordedRouting, Selection
+from syncagent.programs.view import pull_secret_summary
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
 # Services, discovery identity, wait-for-leader ConfigMaps, namespace facts, checkpoints).
@@ -39,7 +40,10 @@ IDENTITY_SAS = Watched(kinds.SERVICE_ACCOUNT, write=True, label_selector=IDENTIT
 IDENTITY_ROLES = Watched(kinds.ROLE, write=True, label_selector=IDENTITY_SELECTOR)
 IDENTITY_BINDINGS = Watched(kinds.ROLE_BINDING, write=True, label_selector=IDENTITY_SELECTOR)
 WAIT_LEADER = Watched(kinds.CONFIG_MAP, write=True, label_selector=WAIT_LEADER_SELECTOR)
-PULL_SECRET_WATCH = Watched(kinds.SECRET, field_selector=PULL_SECRETS)
+# Kept as name and registries only: no credential stays in the agent's memory.
+PULL_SECRET_WATCH = Watched(
+    kinds.SECRET, field_selector=PULL_SECRETS, transform=pull_secret_summary
+)
 POD_SERVICE_ACCOUNTS = Watched(kinds.SERVICE_ACCOUNT, label_selector=COMPONENT_POD_SELECTOR)
 CHECKPOINTS = Watched(kinds.CHECKPOINT)
 COMMON: tuple[Watched, ...] = (
@@ -124,10 +128,14 @@ class Registry:
         return tuple(dict.fromkeys((k.group, k.version) for k in out))
 
     def rbac(self) -> dict[tuple[str, str], frozenset[str]]:
-        """The verbs the agent needs per (API group, resource), from the watches."""
-        read = frozenset({"get", "list", "watch"})
+        """The verbs the agent needs at least per (API group, resource), from the watches: a
+        watch lists and watches; a written kind is also applied (PATCH, and create when the
+        apply creates) and read back when the cache's copy is stale (``ssa.ownership``). Which
+        written kinds it deletes is proven by the chart's recorded run
+        (``tests/cluster/test_helm_rights.py``), not declared here."""
+        read = frozenset({"list", "watch"})
         # Server-side apply is PATCH (and create when it creates); the agent never sends PUT.
-        write = read | {"create", "patch", "delete"}
+        write = read | {"get", "create", "patch"}
         out: dict[tuple[str, str], frozenset[str]] = {}
         for w in self.watched():
             key = (w.kind.group, w.kind.plural)

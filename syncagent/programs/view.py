@@ -23,6 +23,7 @@ from syncagent.render.pullsecrets import registry_hosts
 Obj = dict[str, Any]
 COMPONENT_POD_LABEL = "nvidia.com/dynamo-component-pod"
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
+REGISTRIES = "registries"  # the key of a pull_secret_summary that replaces the Secret's data
 
 
 class Store(Protocol):
@@ -77,15 +78,33 @@ class DictStore:
 
 
 def pull_secret(secret: Mapping[str, Any]) -> PullSecret | None:
-    """A ``kubernetes.io/dockerconfigjson`` Secret as the renderer needs it."""
+    """A ``kubernetes.io/dockerconfigjson`` Secret (or its :func:`pull_secret_summary`) as the
+    renderer needs it."""
     if secret.get("type") != DOCKER_CONFIG_JSON:
         return None
+    if REGISTRIES in secret:
+        found = secret[REGISTRIES]
+        return None if found is None else PullSecret(Body(secret).meta.name, frozenset(found))
     raw = (secret.get("data") or {}).get(".dockerconfigjson") or ""
     try:
         auths = orjson.loads(base64.b64decode(raw)).get("auths") or {}
     except (binascii.Error, orjson.JSONDecodeError, AttributeError, ValueError):
         return None
     return PullSecret(name=secret["metadata"]["name"], registries=registry_hosts(auths))
+
+
+def pull_secret_summary(secret: Obj) -> Obj:
+    """What the pull-secret cache keeps of a Secret: its identity, type and the registry hosts
+    it covers (None: not a usable pull secret), never its data."""
+    found = pull_secret(secret)
+    meta = secret.get("metadata") or {}
+    return {
+        "metadata": {
+            k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta
+        },
+        "type": secret.get("type"),
+        REGISTRIES: None if found is None else sorted(found.registries),
+    }
 
 
 def environment(

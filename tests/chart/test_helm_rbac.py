@@ -21,35 +21,10 @@ from tests.chart.support.render import (
 )
 
 SA = "r1-syncagent"
-READ = ("get", "list", "watch")
-# Server-side apply is PATCH (and create when it creates); deletes; never PUT (update).
-WRITE = (*READ, "create", "patch", "delete")
-
-# What the agent does, by (API group, resource): the verbs it needs in every namespace it
-# reconciles (issue 14 item 7). ``finalizers`` update is no request of the agent's: the
-# OwnerReferencesPermissionEnforcement admission plugin requires it for blockOwnerDeletion.
-AGENT_USES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("nvidia.com", "dynamographdeployments"): READ,
-    ("nvidia.com", "dynamographdeployments/status"): ("patch",),
-    ("nvidia.com", "dynamographdeployments/finalizers"): ("update",),
-    ("nvidia.com", "dynamocomponentdeployments"): WRITE,
-    ("nvidia.com", "dynamocomponentdeployments/status"): ("patch",),
-    ("nvidia.com", "dynamocomponentdeployments/finalizers"): ("update",),
-    ("nvidia.com", "dynamocheckpoints"): READ,
-    ("apps", "deployments"): WRITE,
-    ("leaderworkerset.x-k8s.io", "leaderworkersets"): WRITE,
-    ("disaggregatedset.x-k8s.io", "disaggregatedsets"): WRITE,
-    ("grove.io", "podcliquesets"): WRITE,
-    ("grove.io", "podcliques"): READ,
-    ("grove.io", "podcliquescalinggroups"): READ,
-    ("grove.io", "podcliques/scale"): ("patch",),
-    ("grove.io", "podcliquescalinggroups/scale"): ("patch",),
-    ("", "services"): WRITE,
-    ("", "serviceaccounts"): WRITE,
-    ("rbac.authorization.k8s.io", "roles"): WRITE,
-    ("rbac.authorization.k8s.io", "rolebindings"): WRITE,
-    ("", "events"): ("create", "patch"),
-}
+# Which verbs the chart grants is proven by a recorded run of the agent under the chart's
+# ServiceAccount (tests/cluster/test_helm_rights.py); these tests check the chart's shape.
+READ = ("list", "watch")
+WRITE = ("get", *READ, "create", "patch", "delete")
 
 # Every kind a field manager writes, with the resource its writes go to.
 KIND_RESOURCES: dict[str, tuple[str, str]] = {
@@ -77,30 +52,6 @@ def _granted(rules: Rules) -> set[tuple[str, str, str]]:
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
-
-
-def _main_rules(watch: list[str]) -> Rules:
-    """The agent's rights in a namespace it reconciles, from the main role only."""
-    docs = render({"watchNamespaces": watch})
-    role = one(docs, "ClusterRole", SA)
-    return Rules.of(role)
-
-
-@pytest.mark.parametrize(("group", "resource"), sorted(AGENT_USES))
-@pytest.mark.parametrize("watch", [[], ["a"]])
-def test_cluster_role_grants_what_the_agent_does(
-    group: str, resource: str, watch: list[str]
-) -> None:
-    docs = render({"watchNamespaces": watch})
-    cluster, local = cluster_wide_rules(docs, subject=SA), namespace_rules(docs, "a", subject=SA)
-    rules = Rules(cluster.rules + local.rules)
-    for verb in AGENT_USES[group, resource]:
-        assert rules.allows(group, resource, verb), f"{verb} {group}/{resource} missing"
-
-
-def test_cluster_role_grants_nothing_else() -> None:
-    expected = {(g, r, v) for (g, r), verbs in AGENT_USES.items() for v in verbs}
-    assert _granted(_main_rules([])) - expected == set()
 
 
 def test_with_watch_namespaces_nothing_is_written_cluster_wide() -> None:
@@ -154,6 +105,8 @@ def test_without_watch_namespaces_secrets_are_readable_cluster_wide() -> None:
     rules = cluster_wide_rules(render(), subject=SA)
     for verb in READ:
         assert rules.allows("", "secrets", verb)
+    # The agent lists and watches pull secrets; it never reads one Secret by name.
+    assert not rules.allows("", "secrets", "get")
     assert objects(render(), "RoleBinding") == [
         one(render(), "RoleBinding", "r1-syncagent-leader-election")
     ]
@@ -221,6 +174,7 @@ def test_leader_election_role_covers_only_the_agents_lease() -> None:
     for verb in ("get", "update"):
         assert rules.allows("coordination.k8s.io", "leases", verb, name=lease)
         assert not rules.allows("coordination.k8s.io", "leases", verb, name="someone-else")
+    assert not rules.allows("coordination.k8s.io", "leases", "patch", name=lease)
     assert rules.allows("coordination.k8s.io", "leases", "create")
     binding = one(docs, "RoleBinding", "r1-syncagent-leader-election")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

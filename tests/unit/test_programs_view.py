@@ -10,7 +10,14 @@ import pytest
 
 from syncagent.cli.flags import duration
 from syncagent.cli.main import build_parser
-from syncagent.programs.view import DictStore, checkpoint_readiness, environment, pull_secret
+from syncagent.programs import registry
+from syncagent.programs.view import (
+    DictStore,
+    checkpoint_readiness,
+    environment,
+    pull_secret,
+    pull_secret_summary,
+)
 
 FLAGS = (
     "--kubeconfig",
@@ -75,6 +82,24 @@ def test_broken_pull_secret_is_ignored():
         "data": {".dockerconfigjson": "!!"},
     }
     assert pull_secret(bad) is None
+
+
+def test_the_pull_secret_cache_keeps_name_and_registries_never_the_data():
+    """Issue 26 item 2: the watch's cache holds the summary; renders see the same facts."""
+    keep = registry.PULL_SECRET_WATCH.transform
+    assert keep is pull_secret_summary
+    whole = [secret("b", {"https://index.docker.io/v1/": {"auth": "c2VjcmV0"}}), secret("a", {})]
+    whole.append({**secret("bad", {}), "data": {".dockerconfigjson": "!!"}})
+    kept = [keep(s) for s in whole]
+    for summary in kept:
+        assert "data" not in summary
+        assert "c2VjcmV0" not in orjson.dumps(summary).decode()
+    assert kept[0]["registries"] == ["docker.io"]
+    assert [keep(s) for s in kept] == kept  # a summary summarises to itself
+    from_whole = environment(DictStore({"Secret": whole}), "ns", discovery_backend="kubernetes")
+    from_kept = environment(DictStore({"Secret": kept}), "ns", discovery_backend="kubernetes")
+    assert from_kept == from_whole
+    assert [s.name for s in from_kept.pull_secrets] == ["a", "b"]
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ spec:
         {{- end }}
     spec:
       serviceAccountName: {{ include "syncagent.serviceAccountName" $root }}
+      terminationGracePeriodSeconds: {{ $root.Values.terminationGracePeriodSeconds }}
       automountServiceAccountToken: true
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
@@ -114,9 +115,12 @@ spec:
       nodeSelector:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $root.Values.affinity }}
+      {{- if $root.Values.affinity }}
       affinity:
-        {{- toYaml . | nindent 8 }}
+        {{- toYaml $root.Values.affinity | nindent 8 }}
+      {{- else if $root.Values.podAntiAffinity }}
+      affinity:
+        {{- include "syncagent.antiAffinity" (dict "root" $root "shard" $shard) | nindent 8 }}
       {{- end }}
       {{- with $root.Values.tolerations }}
       tolerations:
@@ -126,4 +130,26 @@ spec:
       topologySpreadConstraints:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end }}
+
+{{/* One replica per node, for the pods of one agent Deployment; (dict "root" . "shard" $shard). */}}
+{{- define "syncagent.antiAffinity" -}}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "syncagent.podSelector" . | fromYaml)) -}}
+podAntiAffinity:
+{{- if eq .root.Values.podAntiAffinity "hard" }}
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - {{ toJson $term }}
+{{- else }}
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm: {{ toJson $term }}
+{{- end }}
+{{- end }}
+
+{{/* The labels that select the pods of one agent Deployment; (dict "root" . "shard" $shard). */}}
+{{- define "syncagent.podSelector" -}}
+{{ include "syncagent.selectorLabels" .root }}
+{{- with .shard.name }}
+syncagent.io/shard: {{ . }}
+{{- end }}
 {{- end }}
