@@ -313,6 +313,12 @@ class Metrics:
             "Full relists of a watched resource (start, 410 Gone).",
             ("resource",),
         )
+        self.watch_unsynced = r.gauge(
+            "syncagent_watch_unsynced",
+            "1 while a running watch has not listed in full (its list is denied, not found or "
+            "failing): the graphs of its namespace wait for it.",
+            ("watch",),
+        )
         self.cache_objects = r.gauge(
             "syncagent_cache_objects", "Objects held in a watch cache.", ("resource",)
         )
