@@ -62,7 +62,13 @@ def sole_exception(group: BaseExceptionGroup) -> BaseException:
 
 @dataclass(frozen=True)
 class ManagerOptions:
-    metrics_address: str | None = ":8080"
+    metrics_address: str | None = "127.0.0.1:8080"
+    # Served beside /metrics: the probes, when they have no port of their own (tests, laptops).
+    metrics_probes: bool = True
+    # HTTPS with TokenReview + SubjectAccessReview (runtime/metricsauth.py); cert_dir: tls.crt
+    # and tls.key, else self-signed.
+    metrics_secure: bool = False
+    metrics_cert_dir: str | None = None
     lease: LeaseConfig | None = None  # None: no leader election (a single replica)
     # What discovery looks at (optional group/versions) and how it turns that into a snapshot.
     group_versions: tuple[tuple[str, str], ...] = ()
@@ -179,8 +185,7 @@ class Manager:
             if self.options.handle_signals:
                 await tg.start(watch_signals, self.shutdown)
             if self.options.metrics_address is not None:
-                table = http.routes(metrics=self.metrics, health=self.health)
-                self.port = await tg.start(http.serve, self.options.metrics_address, table)
+                self.port = await tg.start(self._serve_metrics, self.options.metrics_address)
             if await self._discover_first():
                 self.watches.add_sync_listener(self._release_held)
                 await tg.start(self.discovery.run)
@@ -190,6 +195,27 @@ class Manager:
             with anyio.move_on_after(2.0):
                 await self.events.flush()
             tg.cancel_scope.cancel()
+
+    async def _serve_metrics(
+        self, address: str, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        table = http.routes(metrics=self.metrics, health=self.health)
+        if not self.options.metrics_probes:
+            table = {"/metrics": table["/metrics"]}
+        what = "metrics and probes" if self.options.metrics_probes else "metrics"
+        server = http.Server(address, table, what=what)
+        if self.options.metrics_secure:
+            # Only the secure mode needs cryptography's X.509 and the reviews.
+            from syncagent.runtime import metricsauth, selfsigned
+
+            server = http.Server(
+                address,
+                table,
+                what=what,
+                tls=selfsigned.server_context(self.options.metrics_cert_dir),
+                authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.client)),
+            )
+        await http.serve_endpoint(server, task_status=task_status)
 
     async def _discover_first(self) -> bool:
         """Discover until the first success; False if shutdown came first."""

@@ -6,24 +6,20 @@ once the watch can list again the held-back graph converges too."""
 
 from __future__ import annotations
 
-import contextlib
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Namespace, ServiceAccount
+from lightkube.resources.core_v1 import Namespace
 from lightkube.resources.rbac_authorization_v1 import RoleBinding
 
-from syncagent.devcluster import ControlPlane
-from tests.cluster.test_helm_agent import _token_kubeconfig
+from tests.cluster.support.chart_identity import chart_token
 from tests.support.agent import Agent, running_agent
 from tests.support.graphs import component, graph
-from tests.support.helm import Helm
 from tests.support.httpfaults import HttpFaultProxy
 from tests.support.kube import Kube
 from tests.support.polling import eventually
@@ -82,28 +78,6 @@ def second_namespace(client: Client, namespace: str) -> Iterator[str]:
     client.create(Namespace(metadata=ObjectMeta(name=name, labels={"syncagent-test": "true"})))
     yield name
     client.delete(Namespace, name)
-
-
-@contextlib.contextmanager
-def chart_token(
-    control_plane: ControlPlane, client: Client, namespaces: list[str], tmp_path: Path
-) -> Iterator[tuple[Path, str]]:
-    """The chart installed for ``namespaces``; its ServiceAccount's kubeconfig and release."""
-    release = f"{namespaces[0]}-sys"
-    client.create(Namespace(metadata=ObjectMeta(name=release, labels={"syncagent-test": "1"})))
-    helm = Helm(control_plane, tmp_path)
-    try:
-        watched = ",".join(namespaces)
-        helm.install(release, release, "crds.install=false", f"watchNamespaces={{{watched}}}")
-        try:
-            account = f"{release}-syncagent"
-            client.get(ServiceAccount, account, namespace=release)
-            token = control_plane.token_for(namespace=release, service_account=account)
-            yield _token_kubeconfig(control_plane, token, tmp_path / "agent.kubeconfig"), release
-        finally:
-            helm.uninstall(release, release)
-    finally:
-        client.delete(Namespace, release)
 
 
 def test_a_namespace_whose_rolebinding_is_gone_holds_back_only_its_graphs(

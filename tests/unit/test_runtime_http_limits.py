@@ -116,3 +116,33 @@ async def test_connections_over_the_cap_are_closed_unanswered():
 
         await eventually_async(served, deadline=10, what="a request once below the cap")
         tg.cancel_scope.cancel()
+
+
+async def test_reviews_are_remembered_briefly_and_boundedly():
+    from syncagent.runtime import metricsauth
+
+    calls: list[str] = []
+    now = [0.0]
+
+    async def post(path: str, body: dict) -> dict:
+        calls.append(path.rsplit("/", 1)[1])
+        if body["kind"] == "TokenReview":
+            ok = body["spec"]["token"].startswith("good")
+            return {"status": {"authenticated": ok, "user": {"username": "u"}}}
+        return {"status": {"allowed": body["spec"]["nonResourceAttributes"]["path"] == "/metrics"}}
+
+    authorize = metricsauth.ReviewAuthorizer(post, clock=lambda: now[0])
+    bearer = {"authorization": "Bearer good-1"}
+    assert await authorize("/metrics", bearer) is None
+    assert await authorize("/metrics", bearer) is None
+    assert calls == ["tokenreviews", "subjectaccessreviews"]  # the second one remembered
+    assert (await authorize("/readyz", bearer)).status == 403
+    assert (await authorize("/metrics", {"authorization": "Bearer bad"})).status == 401
+    assert (await authorize("/metrics", {})).status == 401
+    now[0] += metricsauth.ALLOWED_TTL + 1
+    calls.clear()
+    assert await authorize("/metrics", bearer) is None
+    assert calls == ["tokenreviews", "subjectaccessreviews"]  # reviewed again once stale
+    for i in range(metricsauth.MAX_REMEMBERED * 2):
+        await authorize("/metrics", {"authorization": f"Bearer bad-{i}"})
+    assert len(authorize._remembered) == metricsauth.MAX_REMEMBERED
