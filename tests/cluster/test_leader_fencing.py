@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
 ROUNDS = int(os.environ.get("SYNCAGENT_LEADER_ROUNDS", "3"))
 LEASES = r"/leases/"
-IN_FLIGHT = 0.2
+IN_FLIGHT = 0.3  # a write sent just before the deadline, read by the proxy thread
 # The scenarios: how the proxy answers one renewal of the leader (the server stores it at
 # once), after which every later Lease request of the leader is held unanswered.
 ANSWER_DELAY = {
