@@ -12,6 +12,7 @@ from fieldmanagers import (
     grove,
     grove_scale,
     identity,
+    labels,
     ownership,
     services,
     waitleader,
@@ -48,4 +49,9 @@ def is_ours(name: str) -> bool:
     return name.startswith(PREFIX)
 
 
-__all__ = ["ALL", "PREFIX", "FieldManager", "by_name", "for_owner", "is_ours"]
+def metric_label(name: str) -> str:
+    """The bounded ``manager`` label for ``name`` (``fieldmanagers.labels``)."""
+    return labels.metric_label(name, ours=ALL)
+
+
+__all__ = ["ALL", "PREFIX", "FieldManager", "by_name", "for_owner", "is_ours", "metric_label"]

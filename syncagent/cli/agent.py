@@ -52,6 +52,9 @@ def serve(settings: AgentSettings) -> int:
         )
         options = ManagerOptions(
             metrics_address=settings.http.metrics,
+            metrics_probes=settings.http.health is None,
+            metrics_secure=settings.http.metrics_secure,
+            metrics_cert_dir=settings.http.metrics_cert_dir or None,
             lease=_lease(settings.leader_election, shard),
             group_versions=PROGRAMS.group_versions(),
             resolve=resolver(capabilities),
@@ -106,8 +109,10 @@ def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None
 async def _serve(manager: Manager, health: str | None) -> None:
     async with anyio.create_task_group() as tg:
         if health is not None:
+            # Probes only: the kubelet reaches this port, so it serves nothing else.
             table = http.routes(metrics=manager.metrics, health=manager.health)
-            await tg.start(http.serve, health, table)
+            probes = {path: table[path] for path in ("/healthz", "/readyz")}
+            await tg.start(http.serve_endpoint, http.Server(health, probes, what="probes"))
         await manager.run()
         tg.cancel_scope.cancel()
 

@@ -123,16 +123,32 @@ class Discovery:
 class Http:
     metrics_address: str = flag(
         "--metrics-bind-address",
-        default=":8080",
+        default="127.0.0.1:8080",
         metavar="HOST:PORT",
-        help='serve /metrics (and /healthz, /readyz) here; port 0 picks a free port; "0" '
-        "switches it off (default :8080)",
+        help="serve /metrics here (plain HTTP on localhost by default; with "
+        "--health-probe-bind-address 0 also /healthz and /readyz); port 0 picks a free port; "
+        '"0" switches it off (default 127.0.0.1:8080)',
+    )
+    metrics_secure: bool = flag(
+        "--metrics-secure",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="serve /metrics over HTTPS, only to requests whose bearer token the API server "
+        "accepts (TokenReview) and allows to get the path (SubjectAccessReview); needs create "
+        "on tokenreviews and subjectaccessreviews (default off; the chart turns it on)",
+    )
+    metrics_cert_dir: str = flag(
+        "--metrics-cert-dir",
+        default="",
+        metavar="DIR",
+        help="tls.crt and tls.key of --metrics-secure (default: a self-signed pair made at start)",
     )
     health_address: str = flag(
         "--health-probe-bind-address",
         default=":8081",
         metavar="HOST:PORT",
-        help='serve /healthz and /readyz here; "0" switches it off (default :8081)',
+        help='serve /healthz and /readyz here, and nothing else; "0" switches it off and '
+        "serves them beside /metrics (default :8081)",
     )
 
     @property

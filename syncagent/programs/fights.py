@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from fieldmanagers import metric_label
 from syncagent.kube.objects import Body
 from syncagent.runtime.events import WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
@@ -69,7 +70,7 @@ class Fights:
             extra={"object": fight.subject, "fight": message},
         )
         if self.metrics is not None:
-            self.metrics.field_fights.inc(kind=kind, manager=fight.other)
+            self.metrics.field_fights.inc(kind=kind, manager=metric_label(fight.other))
         if self.recorder is not None and graph is not None:
             self.recorder.record(
                 ObjectRef.of(graph),

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fieldmanagers import metric_label
 from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
@@ -252,7 +253,7 @@ class Writer:
             )
         for conflict in entry.conflicts:
             if self.metrics is not None:
-                self.metrics.conflicts.inc(kind=kind, manager=conflict.manager)
+                self.metrics.conflicts.inc(kind=kind, manager=metric_label(conflict.manager))
             log.warning(
                 "apply conflict overridden",
                 extra={"object": entry.subject, "conflict": conflict.describe()},
@@ -263,7 +264,7 @@ class Writer:
                 self.fights.forced(entry.subject, entry.conflicts)
         for conflict in entry.yielded:
             if self.metrics is not None:
-                self.metrics.yielded.inc(kind=kind, manager=conflict.manager)
+                self.metrics.yielded.inc(kind=kind, manager=metric_label(conflict.manager))
             log.info(
                 "field left to another manager during a fight",
                 extra={"object": entry.subject, "conflict": conflict.describe()},

@@ -169,6 +169,7 @@ class Cache(Generic[T]):
         self._handlers: list[Handler[T]] = []
         self._synced = False
         self._synced_event: anyio.Event | None = None
+        self._sync_listeners: list[Callable[[], None]] = []
         self.resource_version = ""
 
     # -- reading ---------------------------------------------------------------------------
@@ -204,6 +205,10 @@ class Cache(Generic[T]):
             if self._synced_event is None:
                 self._synced_event = anyio.Event()
             await self._synced_event.wait()
+
+    def add_sync_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` each time a full list has been stored (the cache is synced)."""
+        self._sync_listeners.append(listener)
 
     def add_handler(self, handler: Handler[T]) -> None:
         self._handlers.append(handler)
@@ -255,6 +260,8 @@ class Cache(Generic[T]):
         if self._synced_event is not None:
             self._synced_event.set()
             self._synced_event = None
+        for listener in list(self._sync_listeners):
+            listener()
 
     def _notify(self, change: Change[T]) -> None:
         for handler in list(self._handlers):

@@ -2,14 +2,16 @@
 
 ``/readyz`` passes when every readiness check passes (the agent registers "caches synced" and
 "leadership decided"); ``/healthz`` when every liveness check does (none by default: serving
-the request proves the event loop runs).
+the request proves the event loop runs). A check returns True (passes), False (fails), or a
+text: empty when it passes, else what fails (``[-]caches: <the watches not synced>``), so the
+probe's answer names the stuck scope.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-Check = Callable[[], bool]
+Check = Callable[[], bool | str]
 
 
 class Health:
@@ -24,15 +26,18 @@ class Health:
         self._live[name] = check
 
     @staticmethod
-    def _failing(checks: dict[str, Check]) -> list[str]:
-        failing = []
+    def _failing(checks: dict[str, Check]) -> dict[str, str]:
+        """The failing checks, each with what fails ("" when the check does not say)."""
+        failing: dict[str, str] = {}
         for name, check in checks.items():
             try:
-                ok = check()
-            except Exception:
-                ok = False
-            if not ok:
-                failing.append(name)
+                outcome = check()
+            except Exception as err:
+                outcome = False if not str(err) else str(err)
+            if isinstance(outcome, str) and outcome:
+                failing[name] = outcome
+            elif outcome is False:
+                failing[name] = ""
         return failing
 
     def ready(self) -> tuple[bool, str]:
@@ -43,6 +48,11 @@ class Health:
 
     def _report(self, checks: dict[str, Check]) -> tuple[bool, str]:
         failing = self._failing(checks)
-        lines = [f"[{'-' if name in failing else '+'}]{name}" for name in checks]
+        lines = [
+            f"[-]{name}: {failing[name]}"
+            if failing.get(name)
+            else f"[{'-' if name in failing else '+'}]{name}"
+            for name in checks
+        ]
         lines.append("ok" if not failing else f"failed: {', '.join(failing)}")
         return not failing, "\n".join(lines) + "\n"

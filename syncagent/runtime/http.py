@@ -2,19 +2,27 @@
 
 One request per connection (``Connection: close``), GET and HEAD only: Prometheus and the
 kubelet's probes need nothing more, and it keeps the agent free of a web framework.
+
+It cannot be knocked over from outside: at most ``max_connections`` are served at once (one
+more is closed at once, without a task), a request line and headers must arrive within
+``READ_TIMEOUT``, and an accept that fails (``EMFILE``: out of file descriptors) is logged and
+retried after a pause instead of ending the server, and with it the agent. Optionally over TLS
+(``tls``) and behind an ``authorize`` hook (``runtime/metricsauth.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
+from anyio.streams.tls import TLSStream
 
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import CONTENT_TYPE, Metrics
@@ -23,10 +31,14 @@ log = logging.getLogger(__name__)
 
 MAX_HEADER = 16 * 1024
 READ_TIMEOUT = 10.0
+MAX_CONNECTIONS = 64
+ACCEPT_PAUSE = 0.5  # after a failed accept: the descriptors a closing connection frees
 TEXT = "text/plain; charset=utf-8"
 REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     500: "Internal Server Error",
@@ -42,6 +54,20 @@ class Response:
 
 
 Route = Callable[[], Response]
+# Given the request's path and headers: None to serve it, or the refusal to send instead.
+Authorize = Callable[[str, dict[str, str]], Awaitable["Response | None"]]
+
+
+@dataclass(frozen=True)
+class Server:
+    """How one endpoint serves: where, what, and its protections."""
+
+    address: str
+    table: dict[str, Route]
+    what: str = "metrics and probes"
+    tls: ssl.SSLContext | None = None
+    authorize: Authorize | None = None
+    max_connections: int = MAX_CONNECTIONS
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -97,22 +123,85 @@ def dispatch(request_line: str, table: dict[str, Route]) -> tuple[Response, bool
     return route(), method == "HEAD"
 
 
-async def _handle(stream: anyio.abc.ByteStream, table: dict[str, Route]) -> None:
+def _headers(head: bytes) -> tuple[str, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    return lines[0], headers
+
+
+async def _respond(server: Server, request_line: str, headers: dict[str, str]) -> bytes:
+    try:
+        response, is_head = dispatch(request_line, server.table)
+        if server.authorize is not None and response.status != 400:
+            target = request_line.split()[1].split("?", 1)[0]
+            refused = await server.authorize(target, headers)
+            if refused is not None:
+                response = refused
+    except Exception:
+        log.exception("http handler failed", extra={"request": request_line})
+        response, is_head = Response(500, "internal error\n"), False
+    return render_response(response, head=is_head)
+
+
+async def _handle(stream: anyio.abc.ByteStream, server: Server) -> None:
     async with stream:
-        buffered = BufferedByteReceiveStream(stream)
         try:
             with anyio.fail_after(READ_TIMEOUT):
+                if server.tls is not None:
+                    stream = await TLSStream.wrap(stream, server_side=True, ssl_context=server.tls)
+                buffered = BufferedByteReceiveStream(stream)
                 head = await buffered.receive_until(b"\r\n\r\n", MAX_HEADER)
-        except (TimeoutError, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.EndOfStream):
+        except (
+            TimeoutError,
+            OSError,
+            ssl.SSLError,
+            anyio.BrokenResourceError,
+            anyio.IncompleteRead,
+            anyio.DelimiterNotFound,
+            anyio.EndOfStream,
+        ):
             return
-        request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        request_line, headers = _headers(head)
+        data = await _respond(server, request_line, headers)
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await stream.send(data)
+
+
+async def _accept_loop(listeners: list[anyio.abc.SocketListener], server: Server) -> None:
+    active = 0
+
+    async def handle(stream: anyio.abc.SocketStream) -> None:
+        nonlocal active
         try:
-            response, is_head = dispatch(request_line, table)
-        except Exception:
-            log.exception("http handler failed", extra={"request": request_line})
-            response, is_head = Response(500, "internal error\n"), False
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await stream.send(render_response(response, head=is_head))
+            await _handle(stream, server)
+        finally:
+            active -= 1
+
+    async def accept(listener: anyio.abc.SocketListener, tg: anyio.abc.TaskGroup) -> None:
+        nonlocal active
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as err:
+                log.warning(
+                    f"{server.what}: accepting a connection failed; retrying",
+                    extra={"error": str(err), "errno": err.errno, "retry_in": ACCEPT_PAUSE},
+                )
+                await anyio.sleep(ACCEPT_PAUSE)
+                continue
+            if active >= server.max_connections:
+                await stream.aclose()  # over the cap: no task, no read, no answer
+                continue
+            active += 1
+            tg.start_soon(handle, stream)
+
+    async with anyio.create_task_group() as tg:
+        for listener in listeners:
+            tg.start_soon(accept, listener, tg)
 
 
 async def serve(
@@ -121,11 +210,19 @@ async def serve(
     *,
     task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
+    """Serve ``table`` over plain HTTP at ``address`` (see :func:`serve_endpoint`)."""
+    await serve_endpoint(Server(address, table), task_status=task_status)
+
+
+async def serve_endpoint(
+    server: Server, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
+) -> None:
     """Serve until cancelled; ``task_status.started(port)`` reports the bound port (for ``:0``)."""
-    host, port = parse_address(address)
+    host, port = parse_address(server.address)
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port, reuse_port=False)
     async with listener:
         bound = listener.extra(SocketAttribute.local_port)
-        log.info("serving metrics and probes", extra={"address": f"{host}:{bound}"})
+        scheme = "https" if server.tls is not None else "http"
+        log.info(f"serving {server.what}", extra={"address": f"{host}:{bound}", "scheme": scheme})
         task_status.started(bound)
-        await listener.serve(lambda stream: _handle(stream, table))
+        await _accept_loop(list(listener.listeners), server)

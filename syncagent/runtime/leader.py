@@ -3,14 +3,18 @@
 - A candidate takes the Lease when it is free (no holder) or expired: its holder has not
   renewed it for ``leaseDurationSeconds``, measured from when *this* candidate observed the
   last renewal (local monotonic clock, so clock skew between machines does not matter).
-- The leader renews every ``retry_period``; when it cannot renew within ``renew_deadline``
-  it stops leading (its work is cancelled) before anyone else may take over.
+- The leader renews every ``retry_period``. It leads only until ``renew_deadline`` after it
+  *sent* its last renewal the server confirmed: the server stored that renewal after it was
+  sent, and a follower counts the lease duration from when it read the renewal, later still,
+  so the leader's work (and every write in flight) is cancelled before anyone may take over,
+  however late the answer came. A read that shows another holder ends leading at once.
 - On a clean exit the leader releases the Lease (no holder, 1 s duration) so a standby takes
   over at once. Updates use the Lease's resourceVersion, so two candidates never both win.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 import os
@@ -74,7 +78,16 @@ class LeaseConfig:
 
 
 class LeadershipLost(Exception):
-    """The leader could not renew its Lease in time; its work was cancelled."""
+    """The leader could not renew its Lease in time, or saw another holder; its work was
+    cancelled."""
+
+
+class Try(enum.Enum):
+    """The outcome of one try to acquire or renew the Lease."""
+
+    OURS = "ours"  # this process holds the Lease, confirmed by the server
+    THEIRS = "theirs"  # a read showed another holder whose Lease has not expired
+    FAILED = "failed"  # an error or a conflicting update: try again
 
 
 class LeaderElector:
@@ -96,7 +109,9 @@ class LeaderElector:
         self._leader = False
         self._decided: anyio.Event | None = None
         self._is_decided = False
-        self.last_renew: float | None = None  # monotonic time of the last successful write
+        # When (anyio.current_time) the last write the server confirmed was sent: leading
+        # ends renew_deadline after it.
+        self.last_renew: float | None = None
 
     @property
     def is_leader(self) -> bool:
@@ -117,35 +132,44 @@ class LeaderElector:
     async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
         """Wait to lead, run ``lead()`` while leading, release the Lease when it returns.
 
-        Raises :class:`LeadershipLost` when renewing fails; ``lead()`` is cancelled first.
+        Raises :class:`LeadershipLost` when leading ends early (no renewal in time, or another
+        holder); ``lead()`` is cancelled first.
         """
         await self._campaign()
-        lost = False
+        lost = ""
         try:
-            async with anyio.create_task_group() as tg:
+            # The scope's deadline is the end of leading; only a confirmed renewal moves it.
+            with anyio.CancelScope(deadline=self._lead_until()) as term:
+                async with anyio.create_task_group() as tg:
 
-                async def renew_then_cancel() -> None:
-                    nonlocal lost
-                    await self._keep_renewing()
-                    lost = True
+                    async def renew_then_cancel() -> None:
+                        nonlocal lost
+                        lost = await self._keep_renewing(term)
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(renew_then_cancel, name=f"renew {self.config}")
+                    await lead()
                     tg.cancel_scope.cancel()
-
-                tg.start_soon(renew_then_cancel, name=f"renew {self.config}")
-                await lead()
-                tg.cancel_scope.cancel()
+            if term.cancelled_caught and not lost:
+                lost = "could not renew within the renew deadline"
+                log.error("leadership lost", extra={"lease": str(self.config), "error": lost})
         finally:
             self._set_leader(False)
             if not lost and self.config.release_on_cancel:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self.config.retry_period):
                     await self.release()
         if lost:
-            raise LeadershipLost(f"{self.config}: could not renew within the renew deadline")
+            raise LeadershipLost(f"{self.config}: {lost}; campaigning again")
+
+    def _lead_until(self) -> float:
+        assert self.last_renew is not None
+        return self.last_renew + self.config.renew_deadline
 
     async def _campaign(self) -> None:
         log.info(
             "waiting to lead", extra={"lease": str(self.config), "identity": self.config.identity}
         )
-        while not await self._attempt():
+        while await self._attempt() is not Try.OURS:
             self._mark_decided()
             await anyio.sleep(self._follower_wait())
         self._set_leader(True)
@@ -161,22 +185,21 @@ class LeaderElector:
         until_expiry = self._observed_at + self._observed_duration - time.monotonic()
         return max(0.01, min(poll, until_expiry + 0.01))
 
-    async def _keep_renewing(self) -> None:
-        """Renew every retry period; return when a renewal did not succeed in time."""
+    async def _keep_renewing(self, term: anyio.CancelScope) -> str:
+        """Renew every retry period, moving ``term``'s deadline with each confirmed renewal;
+        return why leading ends when a read shows another holder (``term`` ends it otherwise).
+        """
         while True:
             await anyio.sleep(self.config.retry_period)
-            renewed = False
-            with anyio.move_on_after(self.config.renew_deadline):
-                while True:
-                    if await self._attempt():
-                        renewed = True
-                        break
-                    await anyio.sleep(self.config.retry_period)
-            if not renewed:
-                log.error("leadership lost", extra={"lease": str(self.config)})
-                return
+            outcome = await self._attempt()
+            if outcome is Try.OURS:
+                term.deadline = self._lead_until()
+            elif outcome is Try.THEIRS:
+                holder = (self._observed or ("",))[0]
+                log.error("leadership lost", extra={"lease": str(self.config), "holder": holder})
+                return f"the Lease is held by {holder}"
 
-    async def _attempt(self) -> bool:
+    async def _attempt(self) -> Try:
         try:
             return await self._try_acquire_or_renew()
         except Exception as err:
@@ -184,10 +207,10 @@ class LeaderElector:
                 "lease update failed",
                 extra={"lease": str(self.config), "error": str(err) or type(err).__name__},
             )
-            return False
+            return Try.FAILED
 
     # -- one try ------------------------------------------------------------------------------
-    async def _try_acquire_or_renew(self) -> bool:
+    async def _try_acquire_or_renew(self) -> Try:
         cfg = self.config
         try:
             lease = await request_json(self._client, "GET", f"{cfg.path}/{cfg.name}")
@@ -199,7 +222,7 @@ class LeaderElector:
         holder = spec.get("holderIdentity") or ""
         self._observe(spec)
         if holder and holder != cfg.identity and not self._expired():
-            return False
+            return Try.THEIRS
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -210,17 +233,18 @@ class LeaderElector:
             },
             "spec": self._spec(previous=spec),
         }
+        sent = anyio.current_time()
         try:
             updated = await request_json(self._client, "PUT", f"{cfg.path}/{cfg.name}", body=body)
         except Exception as err:
             if status_code(err) == 409:
-                return False  # someone else updated it first
+                return Try.FAILED  # someone else updated it first: the next read tells who
             raise
         self._observe(updated.get("spec") or {})
-        self.last_renew = time.monotonic()
-        return True
+        self.last_renew = sent
+        return Try.OURS
 
-    async def _create(self) -> bool:
+    async def _create(self) -> Try:
         cfg = self.config
         body = {
             "apiVersion": "coordination.k8s.io/v1",
@@ -228,15 +252,16 @@ class LeaderElector:
             "metadata": {"name": cfg.name, "namespace": cfg.namespace},
             "spec": self._spec(previous=None),
         }
+        sent = anyio.current_time()
         try:
             created = await request_json(self._client, "POST", cfg.path, body=body)
         except Exception as err:
             if status_code(err) == 409:
-                return False  # another candidate created it first
+                return Try.FAILED  # another candidate created it first
             raise
         self._observe(created.get("spec") or {})
-        self.last_renew = time.monotonic()
-        return True
+        self.last_renew = sent
+        return Try.OURS
 
     def _spec(self, *, previous: Obj | None) -> Obj:
         now = micro_time(self._clock())

@@ -4,9 +4,11 @@ leader election, workers and graceful shutdown.
 Order of a run:
 1. serve ``/metrics``, ``/healthz``, ``/readyz``; watch SIGTERM/SIGINT;
 2. discover (a required capability that is missing stops the agent here);
-3. start the watches of served APIs and wait until their caches are synced;
+3. start the watches of served APIs;
 4. campaign for the Lease (every replica keeps warm caches; only the leader runs workers; a
-   leader that loses the Lease stops its workers and campaigns again);
+   leader that loses the Lease stops its workers and campaigns again). A key waits (is held
+   back) while a watch of its namespace, or a cluster-wide one, has not synced, and is queued
+   again when a watch syncs: one watch that cannot list holds back only its scope;
 5. on a signal: stop taking keys, let reconciles in flight finish within the grace period,
    release the Lease, stop everything else.
 """
@@ -25,6 +27,7 @@ from lightkube import AsyncClient
 
 from syncagent.runtime import http
 from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.cache import split_key
 from syncagent.runtime.discovery import Discovery, DiscoveryError, Resolve, Snapshot, served_only
 from syncagent.runtime.events import EventRecorder
 from syncagent.runtime.health import Health
@@ -33,7 +36,13 @@ from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.shutdown import Shutdown, watch_signals
 from syncagent.runtime.watchset import WatchSet
-from syncagent.runtime.workers import DEFAULT_CONCURRENCY, Reconcile, resync_every, run_workers
+from syncagent.runtime.workers import (
+    DEFAULT_CONCURRENCY,
+    Reconcile,
+    Result,
+    resync_every,
+    run_workers,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +62,13 @@ def sole_exception(group: BaseExceptionGroup) -> BaseException:
 
 @dataclass(frozen=True)
 class ManagerOptions:
-    metrics_address: str | None = ":8080"
+    metrics_address: str | None = "127.0.0.1:8080"
+    # Served beside /metrics: the probes, when they have no port of their own (tests, laptops).
+    metrics_probes: bool = True
+    # HTTPS with TokenReview + SubjectAccessReview (runtime/metricsauth.py); cert_dir: tls.crt
+    # and tls.key, else self-signed.
+    metrics_secure: bool = False
+    metrics_cert_dir: str | None = None
     lease: LeaseConfig | None = None  # None: no leader election (a single replica)
     # What discovery looks at (optional group/versions) and how it turns that into a snapshot.
     group_versions: tuple[tuple[str, str], ...] = ()
@@ -109,8 +124,10 @@ class Manager:
         )
         self.port: int | None = None
         self._controllers: list[_Controller] = []
+        self._held: dict[str, set[str]] = {}  # controller -> keys held back by unsynced watches
+        self._logged_synced = False
         self.health.add_readiness("discovery", lambda: self.discovery.capabilities is not None)
-        self.health.add_readiness("caches", lambda: self.watches.synced)
+        self.health.add_readiness("caches", lambda: self.watches.stuck())
         self.health.add_readiness(
             "leader-election", lambda: self.elector is None or self.elector.decided
         )
@@ -168,18 +185,37 @@ class Manager:
             if self.options.handle_signals:
                 await tg.start(watch_signals, self.shutdown)
             if self.options.metrics_address is not None:
-                table = http.routes(metrics=self.metrics, health=self.health)
-                self.port = await tg.start(http.serve, self.options.metrics_address, table)
+                self.port = await tg.start(self._serve_metrics, self.options.metrics_address)
             if await self._discover_first():
+                self.watches.add_sync_listener(self._release_held)
                 await tg.start(self.discovery.run)
                 await tg.start(self.watches.run, self.discovery)
                 await tg.start(self.events.run)
-                if await self._until_shutdown(self.watches.wait_synced()):
-                    log.info("caches synced")
-                    await self._elect_and_lead()
+                await self._elect_and_lead()
             with anyio.move_on_after(2.0):
                 await self.events.flush()
             tg.cancel_scope.cancel()
+
+    async def _serve_metrics(
+        self, address: str, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        table = http.routes(metrics=self.metrics, health=self.health)
+        if not self.options.metrics_probes:
+            table = {"/metrics": table["/metrics"]}
+        what = "metrics and probes" if self.options.metrics_probes else "metrics"
+        server = http.Server(address, table, what=what)
+        if self.options.metrics_secure:
+            # Only the secure mode needs cryptography's X.509 and the reviews.
+            from syncagent.runtime import metricsauth, selfsigned
+
+            server = http.Server(
+                address,
+                table,
+                what=what,
+                tls=selfsigned.server_context(self.options.metrics_cert_dir),
+                authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.client)),
+            )
+        await http.serve_endpoint(server, task_status=task_status)
 
     async def _discover_first(self) -> bool:
         """Discover until the first success; False if shutdown came first."""
@@ -236,6 +272,27 @@ class Manager:
             if not elector.is_leader:
                 tg.cancel_scope.cancel()
 
+    def _gated(self, c: _Controller) -> Reconcile:
+        """``c``'s reconcile, holding back a key while a watch of its scope has not synced."""
+
+        async def reconcile(key: str) -> Result | None:
+            waiting = self.watches.blocking(split_key(key)[0])
+            if waiting:
+                self._held.setdefault(c.name, set()).add(key)
+                return Result(held=", ".join(str(t) for t in waiting))
+            return await c.reconcile(key)
+
+        return reconcile
+
+    def _release_held(self) -> None:
+        """A watch synced: queue the keys it may have held back (the gate looks again)."""
+        if self.watches.synced and not self._logged_synced:
+            self._logged_synced = True
+            log.info("caches synced")
+        for c in self._controllers:
+            for key in self._held.pop(c.name, set()):
+                c.queue.add(key)
+
     async def _lead(self) -> None:
         """Run every controller's workers until shutdown, then drain them within the grace."""
         async with contextlib.AsyncExitStack() as stack:
@@ -249,7 +306,7 @@ class Manager:
                     work.start_soon(
                         lambda c=c: run_workers(
                             c.queue,
-                            c.reconcile,
+                            self._gated(c),
                             concurrency=c.concurrency,
                             controller=c.name,
                             metrics=self.metrics,

@@ -255,20 +255,21 @@ class Metrics:
         )
         self.conflicts = r.counter(
             "syncagent_apply_conflicts_total",
-            "Apply conflicts with another field manager, by kind and that manager.",
+            "Apply conflicts with another field manager, by kind and that manager (its name when "
+            "it is one of ours or well known, else other).",
             ("kind", "manager"),
         )
         self.field_fights = r.counter(
             "syncagent_field_fights_total",
             "Field fights: another field manager kept taking back fields the agent applies, so "
             "the agent left them to it for a backoff (declared, or gone on after a backoff), "
-            "by kind and that manager.",
+            "by kind and that manager (its name when it is one of ours or well known, else other).",
             ("kind", "manager"),
         )
         self.yielded = r.counter(
             "syncagent_apply_yielded_total",
             "Conflicting fields left out of an apply during a fight's backoff, by kind and the "
-            "field manager holding them.",
+            "field manager holding them (its name when it is one of ours or well known, else other).",
             ("kind", "manager"),
         )
 
@@ -311,6 +312,12 @@ class Metrics:
             "syncagent_watch_relists_total",
             "Full relists of a watched resource (start, 410 Gone).",
             ("resource",),
+        )
+        self.watch_unsynced = r.gauge(
+            "syncagent_watch_unsynced",
+            "1 while a running watch has not listed in full (its list is denied, not found or "
+            "failing): the graphs of its namespace wait for it.",
+            ("watch",),
         )
         self.cache_objects = r.gauge(
             "syncagent_cache_objects", "Objects held in a watch cache.", ("resource",)

@@ -1,5 +1,10 @@
 """The agent's watches: one informer per registered target, running only while its API is
 served (design.md §5). Caches outlive their informers, so reconcilers keep one reference.
+
+A watch that has not synced (its list is denied, not found or failing) is a stuck *scope*: its
+namespace (every namespace for a cluster-wide watch). :meth:`WatchSet.blocking` tells which
+stuck watches cover a namespace, so work there waits while the rest goes on (docs/runtime.md
+§3); ``syncagent_watch_unsynced`` is 1 for each running watch not synced yet.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class WatchSet:
         self._entries: list[_Entry] = []
         self._tg: anyio.abc.TaskGroup | None = None
         self._caps: Snapshot | None = None
+        self._sync_listeners: list[Callable[[], None]] = []
 
     def add(
         self,
@@ -63,8 +69,19 @@ class WatchSet:
         cache: Cache[Any] = Cache(str(target), transform=transform)
         for handler in handlers:
             cache.add_handler(handler)
-        self._entries.append(_Entry(target, cache))
+        entry = _Entry(target, cache)
+        cache.add_sync_listener(lambda: self._synced_one(entry))
+        self._entries.append(entry)
         return cache
+
+    def add_sync_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever one of the watches has synced (listed in full)."""
+        self._sync_listeners.append(listener)
+
+    def _synced_one(self, entry: _Entry) -> None:
+        self._metrics.watch_unsynced.set(0, watch=str(entry.target))
+        for listener in list(self._sync_listeners):
+            listener()
 
     def caches(self) -> list[Cache[Any]]:
         return [e.cache for e in self._entries]
@@ -81,6 +98,22 @@ class WatchSet:
         return self._tg is not None and all(
             e.cache.synced for e in self._entries if e.scope is not None
         )
+
+    def unsynced(self) -> list[WatchTarget]:
+        """The running watches that have not listed yet: the stuck scopes."""
+        return [e.target for e in self._entries if e.scope is not None and not e.cache.synced]
+
+    def blocking(self, namespace: str) -> list[WatchTarget]:
+        """The unsynced watches of ``namespace`` or of every namespace: work in ``namespace``
+        would read caches they have not filled."""
+        return [t for t in self.unsynced() if not t.namespace or t.namespace == namespace]
+
+    def stuck(self) -> str:
+        """What readiness says while a watch has not synced ("" once every one has)."""
+        if self._tg is None:
+            return "watches not started"
+        waiting = self.unsynced()
+        return ", ".join(str(t) for t in waiting) + " not synced" if waiting else ""
 
     async def wait_synced(self) -> None:
         while not self.synced:
@@ -101,12 +134,15 @@ class WatchSet:
             )
             if served and entry.scope is None:
                 entry.scope = anyio.CancelScope()
+                unsynced = 0 if entry.cache.synced else 1
+                self._metrics.watch_unsynced.set(unsynced, watch=str(entry.target))
                 self._tg.start_soon(self._run_one, entry, name=f"watch {entry.target}")
                 log.info("watch started", extra={"resource": str(entry.target)})
             elif not served and entry.scope is not None:
                 entry.scope.cancel()
                 entry.scope = None
                 entry.cache.clear()
+                self._metrics.watch_unsynced.set(0, watch=str(entry.target))
                 log.info("watch stopped: API not served", extra={"resource": str(entry.target)})
 
     async def run(

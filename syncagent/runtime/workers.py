@@ -41,6 +41,7 @@ class Result:
     error: str | None = None
     conflict: str | None = None
     observed: str | None = None
+    held: str | None = None  # not reconciled: the watches it waits for (the manager re-adds it)
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -65,6 +66,9 @@ async def _process(
             queue, key, controller=controller, metrics=metrics, message="reconcile failed", err=err
         )
     else:
+        if result is not None and result.held is not None:
+            log.debug("held back", extra={"controller": controller, "key": key, "for": result.held})
+            return
         if result is not None and result.error is not None:
             _retry(queue, key, controller=controller, metrics=metrics, message=result.error)
             return

@@ -81,7 +81,8 @@ def test_default_flags() -> None:
     # the chart installs the agent with its own default, stated in one place
     assert flag_values(args, "concurrency") == [str(DEFAULT_CONCURRENCY)]
     assert flag_values(args, "log-level") == ["info"]
-    assert flag_values(args, "metrics-bind-address") == [":8080"]
+    assert flag_values(args, "metrics-bind-address") == [":8443"]
+    assert "--metrics-secure" in args  # secure metrics are the chart's default
     assert "--leader-elect" in args
     assert flag_values(args, "leader-election-namespace") == [RELEASE_NS]
     assert flag_values(args, "leader-election-id") == ["syncagent"]
@@ -212,6 +213,7 @@ def test_single_writer_without_leader_election() -> None:
         },
         {"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "shard-1"}},
         {"fightDetector": {"threshold": 2, "window": "90", "backoff": "1m30s", "maxBackoff": "3h"}},
+        {"metrics": {"secure": False, "port": 9090}, "health": {"port": 9091}},
     ],
 )
 def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) -> None:
@@ -235,8 +237,9 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
         assert parsed.leader_election_id == want["leaderElection"]["leaseName"]
         namespace = want["leaderElection"].get("namespace") or RELEASE_NS
         assert parsed.leader_election_namespace == namespace
-    assert parsed.metrics_bind_address == ":8080"
-    assert parsed.health_probe_bind_address == ":8081"
+    assert parsed.metrics_bind_address == f":{want['metrics']['port']}"
+    assert parsed.metrics_secure is want["metrics"]["secure"]
+    assert parsed.health_probe_bind_address == f":{want['health']['port']}"
     assert parsed.log_level == want["logLevel"]
     if want["resyncPeriod"]:
         assert parsed.resync_period == duration(want["resyncPeriod"])

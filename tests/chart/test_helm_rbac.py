@@ -54,12 +54,22 @@ def _granted(rules: Rules) -> set[tuple[str, str, str]]:
     }
 
 
+# Secure metrics (on by default): who sent a scrape, and may they get /metrics. Reviews are
+# cluster-scoped and write nothing.
+METRICS_AUTH = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
+
+
 def test_with_watch_namespaces_nothing_is_written_cluster_wide() -> None:
-    """Issue 14 item 7: a namespaced install binds its rights in the watched namespaces only."""
+    """Issue 14 item 7: a namespaced install binds its rights in the watched namespaces only;
+    cluster-wide it may only ask for the reviews of secure metrics."""
     docs = render({"watchNamespaces": ["team-a"]})
-    assert objects(docs, "ClusterRoleBinding") == []
+    bindings = [b["metadata"]["name"] for b in objects(docs, "ClusterRoleBinding")]
+    assert bindings == ["r1-syncagent-metrics-auth"]
     cluster = cluster_wide_rules(docs, subject=SA)
-    assert cluster.rules == ()
+    assert _granted(cluster) == METRICS_AUTH
     rules = namespace_rules(docs, "team-a", subject=SA)
     elsewhere = namespace_rules(docs, "elsewhere", subject=SA)
     for group, resource in (("", "services"), ("apps", "deployments"), ("", "serviceaccounts")):
@@ -85,8 +95,23 @@ def test_owner_references_with_block_owner_deletion_are_allowed() -> None:
         assert rules.allows("nvidia.com", f"{owner}/finalizers", "update")
 
 
+@pytest.mark.parametrize("watch", [[], ["a"]])
+def test_secure_metrics_grant_the_reviews_only_when_on(watch: list[str]) -> None:
+    on = render({"watchNamespaces": watch})
+    assert _granted(cluster_wide_rules(on, subject=SA)) >= METRICS_AUTH
+    reader = one(on, "ClusterRole", "r1-syncagent-metrics-reader")
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    off = render({"watchNamespaces": watch, "metrics": {"secure": False}})
+    assert _granted(cluster_wide_rules(off, subject=SA)) & METRICS_AUTH == set()
+    names = {d["metadata"]["name"] for d in off}
+    assert {"r1-syncagent-metrics-auth", "r1-syncagent-metrics-reader"} & names == set()
+
+
 def test_no_wildcards_and_no_escalation_verbs() -> None:
-    for role in [*objects(render(), "ClusterRole"), *objects(render(), "Role")]:
+    roles = [*objects(render(), "ClusterRole"), *objects(render(), "Role")]
+    for role in roles:
+        if role["metadata"]["name"] == "r1-syncagent-metrics-reader":
+            continue  # for the scraper, not the agent: get /metrics (the test above)
         for rule in role["rules"]:
             for key in ("apiGroups", "resources", "verbs"):
                 assert "*" not in rule[key], f"{role['metadata']['name']}: wildcard in {key}"
@@ -249,4 +274,5 @@ def test_every_object_resource_the_chart_grants_is_in_the_program_registry() -> 
         for g, r in granted - handed_out
         if "/" not in r and r not in ("events", "customresourcedefinitions")
     }
+    objects_only -= {(g, r) for g, r, _ in METRICS_AUTH}  # reviews, not objects
     assert objects_only - set(PROGRAMS.rbac()) == set()

@@ -143,7 +143,7 @@ class Agent:
                 f"agent exited with {self.proc.returncode}:\n{self.logs()[-4000:]}"
             )
         for line in self.logs().splitlines():
-            if '"serving metrics and probes"' in line:
+            if '"msg":"serving metrics' in line:
                 return int(orjson.loads(line)["address"].rsplit(":", 1)[1])
         return None
 

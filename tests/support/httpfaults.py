@@ -6,7 +6,11 @@ here, without credentials). Watches and other long responses are streamed throug
 A test adds rules by method and path: :meth:`fail` answers matching requests with an error
 Status instead of forwarding them; :meth:`hold` keeps matching requests, and any matching
 response already streaming, waiting without an answer until :meth:`release` (a stale informer:
-it sees nothing of what happens to those resources). :class:`~tests.support.faults.FaultProxy`
+it sees nothing of what happens to those resources). :meth:`delay_answer` forwards the first
+matching request at once (the server acts on it) but keeps its answer back for a while, then
+optionally holds every later request to a path (a Lease renewal stored at once but confirmed
+late, after which the leader is cut off from its Lease). Every request is journalled in
+:attr:`requests` with the monotonic time it arrived. :class:`~tests.support.faults.FaultProxy`
 cuts whole connections; this one picks requests, which TLS passthrough cannot see.
 """
 
@@ -17,6 +21,7 @@ import re
 import ssl
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -50,6 +55,24 @@ class Rule:
         return method == self.method and self.path.search(target) is not None
 
 
+@dataclass(frozen=True)
+class Delay:
+    """Forward one matching request, answer it ``seconds`` later (or at :meth:`release`), then
+    hold every request whose method matches ``then_hold_methods`` and path ``then_hold``."""
+
+    rule: Rule
+    seconds: float
+    then_hold: str | None = None
+    then_hold_methods: tuple[str, ...] = ("GET", "PUT", "POST")
+
+
+@dataclass(frozen=True)
+class Arrival:
+    at: float  # time.monotonic() when the proxy read the request
+    method: str
+    target: str
+
+
 class HttpFaultProxy:
     """Use as a context manager; :meth:`close` releases everything held and stops serving."""
 
@@ -62,6 +85,9 @@ class HttpFaultProxy:
         self._lock = threading.Lock()
         self._released = threading.Event()
         self.answered: list[str] = []  # "METHOD target -> status" of every faulted request
+        self.requests: list[Arrival] = []
+        self._delays: list[Delay] = []
+        self.delayed: list[Arrival] = []  # the requests whose answers were delayed
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -102,11 +128,43 @@ class HttpFaultProxy:
             self._released.clear()
             self._rules.append(Rule(method, re.compile(path)))
 
+    def delay_answer(
+        self, method: str, path: str, seconds: float, *, then_hold: str | None = None
+    ) -> None:
+        """Forward the next ``method`` request matching ``path`` at once, but send its answer
+        ``seconds`` later (``math.inf``: at :meth:`release`); then hold every GET, PUT and POST
+        matching ``then_hold`` (as :meth:`hold`) before the answer goes out."""
+        with self._lock:
+            self._delays.append(Delay(Rule(method, re.compile(path)), seconds, then_hold))
+
     def release(self) -> None:
-        """Drop every rule; held requests are then answered 503."""
+        """Drop every rule; held requests are then answered 503, delayed answers sent."""
         with self._lock:
             self._rules.clear()
+            self._delays.clear()
         self._released.set()
+
+    def arrived(self, method: str, target: str) -> Arrival:
+        arrival = Arrival(time.monotonic(), method, target)
+        with self._lock:
+            self.requests.append(arrival)
+        return arrival
+
+    def take_delay(self, arrival: Arrival) -> Delay | None:
+        with self._lock:
+            for delay in self._delays:
+                if delay.rule.matches(arrival.method, arrival.target):
+                    self._delays.remove(delay)
+                    self.delayed.append(arrival)
+                    return delay
+        return None
+
+    def end_delay(self, delay: Delay) -> None:
+        """Start ``delay``'s holds, then wait it out (the fault itself)."""
+        if delay.then_hold is not None:
+            for method in delay.then_hold_methods:
+                self.hold(method, delay.then_hold)
+        self._released.wait(timeout=None if delay.seconds == float("inf") else delay.seconds)
 
     def close(self) -> None:
         self.release()
@@ -152,16 +210,23 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
         def _forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
+            arrival = proxy.arrived(self.command, self.path)
             rule = proxy.rule_for(self.command, self.path)
             if rule is not None:
                 self._fault(rule)
                 return
+            delay = proxy.take_delay(arrival)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
             try:
                 with self.upstream.stream(
                     self.command, self.path, headers=headers, content=body
                 ) as resp:
-                    self._stream(resp)
+                    if delay is None:
+                        self._stream(resp)
+                        return
+                    resp.read()  # the server has acted; only its answer waits
+                    proxy.end_delay(delay)
+                    self._send_whole(resp)
             except (OSError, httpx2.HTTPError):
                 self.close_connection = True
 
@@ -185,6 +250,15 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             self.wfile.write(b"0\r\n\r\n")
+
+        def _send_whole(self, resp: httpx2.Response) -> None:
+            self.send_response(resp.status_code)
+            for key, value in resp.headers.multi_items():
+                if key.lower() not in _HOP_BY_HOP | {"content-encoding"}:
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            self.wfile.write(resp.content)
 
         def _fault(self, rule: Rule) -> None:
             status = rule.status

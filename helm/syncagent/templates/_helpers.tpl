@@ -83,6 +83,9 @@ app.kubernetes.io/part-of: syncagent
 {{- end }}
 - --discovery-backend={{ .Values.discoveryBackend }}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
+{{- if .Values.metrics.secure }}
+- --metrics-secure
+{{- end }}
 - --health-probe-bind-address=:{{ .Values.health.port }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-elect

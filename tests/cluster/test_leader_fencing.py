@@ -1,0 +1,165 @@
+"""Never two leaders (issue 27): two electors on the real API server, each through its own HTTP
+proxy that journals every request it sends, each writing a ConfigMap as fast as it can while it
+leads. The leader's Lease renewals are answered late, or not at all, by its proxy; no write of
+the old leader may arrive after the new leader's first write, in every run, and the new leader
+takes over within lease duration + retry period of the old leader's last stored renewal."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from lightkube import AsyncClient, KubeConfig
+
+from syncagent.runtime.client import request_json
+from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
+from syncagent.runtime.metrics import Metrics
+from tests.support.httpfaults import Arrival, HttpFaultProxy
+from tests.support.polling import eventually_async
+
+pytestmark = pytest.mark.anyio
+
+LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
+ROUNDS = int(os.environ.get("SYNCAGENT_LEADER_ROUNDS", "3"))
+LEASES = r"/leases/"
+IN_FLIGHT = 0.3  # a write sent just before the deadline, read by the proxy thread
+# The scenarios: how the proxy answers one renewal of the leader (the server stores it at
+# once), after which every later Lease request of the leader is held unanswered.
+ANSWER_DELAY = {
+    # Confirmed while the previous renewal still counts (renew deadline - retry period): the
+    # leader's deadline moves to this renewal's send time + renew deadline.
+    "delayed": 0.6 * RENEW,
+    "held": math.inf,  # never confirmed while it matters
+}
+
+
+class Writer:
+    """An elector talking through its own proxy; while it leads it writes without pause."""
+
+    def __init__(self, proxy: HttpFaultProxy, client: AsyncClient, namespace: str, lease: str):
+        self.proxy = proxy
+        self.identity = f"writer-{id(self)}"
+        cfg = LeaseConfig(
+            namespace=namespace,
+            name=lease,
+            identity=self.identity,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+            release_on_cancel=False,
+        )
+        self.elector = LeaderElector(client, cfg, metrics=Metrics())
+        self._client = client
+        self._path = f"api/v1/namespaces/{namespace}/configmaps/{lease}-writes"
+        self.error: BaseException | None = None
+        self.stopped = anyio.Event()
+
+    async def run(self) -> None:
+        try:
+            await self.elector.run(self._lead)
+        except LeadershipLost as err:
+            self.error = err
+        finally:
+            self.stopped.set()
+
+    async def _lead(self) -> None:
+        n = 0
+        while True:
+            n += 1
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": self._path.rsplit("/", 1)[1]},
+                "data": {"writer": self.identity, "n": str(n)},
+            }
+            params = {"fieldManager": self.identity, "force": "true"}
+            await request_json(
+                self._client,
+                "PATCH",
+                self._path,
+                params=params,
+                body=body,
+                content_type="application/apply-patch+yaml",
+            )
+
+    def writes(self) -> list[Arrival]:
+        """Every write this writer sent, by the time its proxy read it (Leases aside)."""
+        return [r for r in self.proxy.requests if r.method != "GET" and "/leases" not in r.target]
+
+    def lease_puts(self) -> list[Arrival]:
+        return [r for r in self.proxy.requests if r.method == "PUT" and "/leases/" in r.target]
+
+
+@asynccontextmanager
+async def writer(control_plane, namespace: str, lease: str) -> AsyncIterator[Writer]:
+    with HttpFaultProxy(control_plane) as proxy:
+        config = proxy.kubeconfig()
+        client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+        try:
+            yield Writer(proxy, client, namespace, lease)
+        finally:
+            proxy.release()  # answer what is still held before the client goes
+            await client.close()
+            config.unlink(missing_ok=True)
+
+
+async def one_failover(control_plane, namespace: str, lease: str, delay: float) -> dict:
+    async with (
+        writer(control_plane, namespace, lease) as old,
+        writer(control_plane, namespace, lease) as new,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(old.run)
+        await eventually_async(lambda: old.writes(), deadline=20, what="the first writer to lead")
+        tg.start_soon(new.run)
+        await eventually_async(
+            lambda: new.elector.decided, deadline=20, what="the second writer to follow"
+        )
+        await eventually_async(
+            lambda: len(old.lease_puts()) >= 2, deadline=20, what="two renewals by the leader"
+        )
+        old.proxy.delay_answer("PUT", LEASES, delay, then_hold=LEASES)
+        await eventually_async(lambda: new.writes(), deadline=30, what="the follower to lead")
+        await eventually_async(
+            lambda: old.stopped.is_set(), deadline=RENEW + 1, what="the old leader to stop"
+        )
+        tg.cancel_scope.cancel()
+    assert isinstance(old.error, LeadershipLost), old.error
+    assert old.proxy.delayed, "the leader's renewal was never delayed"
+    first_new = new.writes()[0].at
+    last_old = old.writes()[-1].at
+    last_renewal = old.proxy.delayed[-1].at  # the last one the server stored
+    # The last renewal the old leader saw confirmed: the delayed one when its answer came in
+    # time, else the one before it.
+    before = [p.at for p in old.lease_puts() if p.at < last_renewal][-1]
+    confirmed = last_renewal if math.isfinite(delay) else before
+    return {
+        "old_stopped_after_confirmed": last_old - confirmed,
+        "old_writes": len(old.writes()),
+        "old_after_new": sum(1 for w in old.writes() if w.at >= first_new),
+        "overlap": last_old - first_new,
+        "failover": first_new - last_renewal,
+    }
+
+
+@pytest.mark.parametrize("answer", sorted(ANSWER_DELAY))
+async def test_the_old_leader_never_writes_after_the_new_leaders_first_write(
+    control_plane, namespace, answer
+):
+    runs = [
+        await one_failover(control_plane, namespace, f"fence-{i}", ANSWER_DELAY[answer])
+        for i in range(ROUNDS)
+    ]
+    print(f"leader fencing ({answer}): {runs}")
+    for run in runs:
+        assert run["old_writes"] > 0
+        # The old leader never wrote once the new leader had, and stopped writing when its
+        # renew deadline ran out, counted from the send of its last confirmed renewal (a write
+        # sent just before the deadline reaches the proxy a moment later).
+        assert run["old_after_new"] == 0, runs
+        assert run["old_stopped_after_confirmed"] <= RENEW + IN_FLIGHT, runs
+        assert run["failover"] <= LEASE + RETRY, runs
