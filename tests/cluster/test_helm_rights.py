@@ -51,6 +51,7 @@ from tests.cluster.support.rights import (
     used_rights,
 )
 from tests.cluster.test_helm_agent import _token_kubeconfig
+from tests.cluster.test_metrics_secure import get as get_metrics
 from tests.support import agent as agents
 from tests.support import figures
 from tests.support.agent import Agent, running_agent
@@ -81,6 +82,8 @@ SCENARIOS: list[tuple[ModuleType, str]] = [
     # wait-for-leader ConfigMap); pull secrets.
     (test_grove_agent, "test_grove_pcs_readiness_scale_writes_and_clique_set_refusal"),
     (sys.modules[__name__], "_grove_single_clique_scaled"),
+    # Secure metrics, the chart's default: one scrape with a token.
+    (sys.modules[__name__], "_metrics_scraped"),
     (test_multinode_agent, "test_component_pathway_launch_and_wait_leader_config_map"),
     (test_ds_agent, "test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync"),
     # Takeover of the upstream operator's fields; the fight detector, backoff and take-back.
@@ -126,6 +129,16 @@ def _grove_single_clique_scaled(control_plane: ControlPlane, kube: Kube, namespa
             step=step,
             what="the frontend PodClique scaled to 2",
         )
+
+
+def _metrics_scraped(control_plane: ControlPlane, namespace: str) -> None:
+    """A scrape of the secure metrics endpoint: the agent asks the API server who sent the token
+    (a TokenReview) and whether it may get /metrics (a SubjectAccessReview); this account may
+    not, so the answer is 403."""
+    token = control_plane.token_for(namespace=namespace, service_account="scraper")
+    with running_agent(control_plane.kubeconfig, "--metrics-secure", namespace=namespace) as agent:
+        status, body = get_metrics(f"https://127.0.0.1:{agent.port}/metrics", token)
+        assert status == 403, (status, body)
 
 
 def _stale_reads(used: set[Right]) -> dict[tuple[str, str, str], str]:
