@@ -148,3 +148,11 @@ def test_overlong_label_values_are_found_in_pod_templates_too() -> None:
     pcs = {"spec": {"cliques": [{"labels": {"ok": "x" * 63, "long": "y" * 64}}]}}
     assert overlong_labels(pcs) == ["spec.cliques[].labels.long: 64 characters"]
     assert overlong_labels({"metadata": {"labels": {"a": "b"}}}) == []
+
+
+def test_a_leaderworkerset_named_past_41_characters_never_creates_pods() -> None:
+    from tests.parity.support.differential import pods_never_created
+
+    lws = {"kind": "LeaderWorkerSet", "metadata": {"name": "x" * 42}}
+    assert pods_never_created(lws) == ["name: 42 characters, more than 41"]
+    assert pods_never_created(lws | {"metadata": {"name": "x" * 41}}) == []

@@ -37,7 +37,7 @@ from tests.parity.support.differential import (
     Pathway,
     compare,
     ours_for_comparison,
-    overlong_labels,
+    pods_never_created,
     prune,
     refused_stub,
     upstream_for_comparison,
@@ -189,7 +189,7 @@ async def run_cases(
         f"{harnessed - started:.1f}s, syncagent render {rendered - harnessed:.1f}s, "
         f"{len(store.cache)} dry runs and the comparison {time.monotonic() - rendered:.1f}s; "
         f"{sum(bool(r.upstream_refused) for r in results)} graphs upstream's operator could not "
-        f"run (the API server refuses part of its rendering), "
+        f"run (the API server refuses part of its rendering or would refuse its pods), "
         f"{sum(bool(r.upstream_refused) and r.error is None and not r.divergences for r in results)}"
         " of them refused or rendered alike by syncagent"
     )
@@ -216,7 +216,7 @@ async def _compare_case(
     cannot_run += [
         f"{o.get('kind')}/{o.get('metadata', {}).get('name')}: {label}"
         for o in _rendered(theirs.objects, case)
-        for label in overlong_labels(o)
+        for label in pods_never_created(o)
     ]
     if isinstance(mine, str):
         error = None if cannot_run else _error(None, mine)

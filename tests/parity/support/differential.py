@@ -111,6 +111,9 @@ def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 LABEL_VALUE_MAX = 63
+# A LeaderWorkerSet's worker StatefulSet labels its pods controller-revision-hash=<lws>-<group>-
+# <hash>, which must fit a label value: with a longer name no worker pod is ever created.
+LWS_NAME_MAX = 41
 
 
 def overlong_labels(obj: Any, path: str = "") -> list[str]:
@@ -131,6 +134,16 @@ def overlong_labels(obj: Any, path: str = "") -> list[str]:
     elif isinstance(obj, list):
         for item in obj:
             found += overlong_labels(item, path + "[]")
+    return found
+
+
+def pods_never_created(obj: Mapping[str, Any]) -> list[str]:
+    """Why the pods of ``obj`` (one of upstream's objects) could never be created, though the
+    API server stores the object itself."""
+    found = overlong_labels(obj)
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    if obj.get("kind") == "LeaderWorkerSet" and len(name) > LWS_NAME_MAX:
+        found.append(f"name: {len(name)} characters, more than {LWS_NAME_MAX}")
     return found
 
 
