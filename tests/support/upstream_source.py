@@ -28,6 +28,8 @@ OPERATOR_TARBALL = "dynamo-deploy-operator-2a6da14c8.tar.gz"
 SNAPSHOT_TARBALL = "snapshot-api-v0.1.0-alpha.1.tar.gz"
 SNAPSHOT_MODULE = "github.com/ai-dynamo/snapshot/api"
 GO_ENV = {"CGO_ENABLED": "0", "GOFLAGS": "-mod=mod -buildvcs=false"}
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
 
 
 class UpstreamBuildError(RuntimeError):
@@ -39,6 +41,24 @@ class BuildReport:
     binary: Path
     built: bool  # False when the cache already had it
     seconds: float
+
+
+def reference_root() -> Path:
+    """``$SYNCAGENT_REFERENCE``, default ``../shared/reference`` next to the repository."""
+    return Path(os.environ.get("SYNCAGENT_REFERENCE") or DEFAULT_REFERENCE).resolve()
+
+
+def missing_source() -> str | None:
+    """Why upstream's source tarballs cannot be used, or ``None`` when they can."""
+    source = reference_root() / "source"
+    absent = [str(source / t) for t in (OPERATOR_TARBALL, SNAPSHOT_TARBALL)]
+    absent = [p for p in absent if not Path(p).is_file()]
+    if absent:
+        return (
+            f"upstream source not found ({', '.join(absent)}); set SYNCAGENT_REFERENCE to the "
+            f"shared/reference folder (default {DEFAULT_REFERENCE})"
+        )
+    return None
 
 
 def sha256_file(path: Path) -> str:
