@@ -49,6 +49,7 @@ MAIN_PACKAGE = "cmd"
 CONFIG_API = "operator.config.dynamo.nvidia.com/v1alpha1"
 MPI_SSH_SECRET = "mpi-run-ssh-secret"
 READY_DEADLINE = 120.0
+FIGURES = "upstream operator (ms)"  # the figures table (tests/support/figures.py)
 # It must be semver (main.go exits otherwise); only its webhooks, not registered here, read it.
 VERSION_FLAG = "--operator-version=0.0.0-2a6da14c8"
 # Its cert manager reads its own namespace from the ServiceAccount mount of a pod, in every
