@@ -6,7 +6,6 @@ nothing of it is copied into the project. Missing data fails the tier, never ski
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -20,15 +19,11 @@ import yaml
 
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.desired import ref_of
+from tests.support.upstream_source import DEFAULT_REFERENCE, reference_root
 
 REPO = Path(__file__).resolve().parents[3]
-DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
 OUR_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 INPUT_MANAGER = "parity-input"
-
-
-def reference_root() -> Path:
-    return Path(os.environ.get("SYNCAGENT_REFERENCE") or DEFAULT_REFERENCE).resolve()
 
 
 def missing_reference() -> str | None:
