@@ -20,6 +20,7 @@ from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
+from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
 from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
@@ -38,6 +39,7 @@ from syncagent.ssa import (
     set_controller,
 )
 from syncagent.ssa.takeover import needs_takeover, take_over
+from syncagent.ssa.verbs import JSON_PATCH
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +211,7 @@ class Writer:
         everything it owns, including what a reconcile still working from a stale cache
         creates for it meanwhile (docs/retries.md)."""
         meta = Body(obj).meta
+        await self._release_operator_finalizers(obj)
         propagation = "Foreground" if foreground else "Background"
         gone = await self.engine.delete(obj, uid=meta.uid, propagation=propagation)
         kind = str(obj.get("kind"))
@@ -218,6 +221,24 @@ class Writer:
         if gone and event:
             self.events.append(write_event("deleted", kind, meta.name, on=self.on))
         return gone
+
+    async def _release_operator_finalizers(self, obj: Mapping[str, Any]) -> None:
+        """Upstream's operator's finalizers (``nvidia.com/``) go before the object does: the
+        takeover rule removes them from what the agent applies (docs/ownership.md), and an
+        object it deletes without applying (a worker DCD of upstream's name) would otherwise
+        wait for ever for a stopped operator. A JSON patch that tests the UID and the list, so
+        it removes nothing from another object or from a list someone changed meanwhile."""
+        metadata = obj.get("metadata") or {}
+        finalizers = list(metadata.get("finalizers") or [])
+        kept = [f for f in finalizers if not f.startswith(TAKEOVER_PREFIX)]
+        if kept == finalizers:
+            return
+        patch = [
+            {"op": "test", "path": "/metadata/uid", "value": metadata.get("uid")},
+            {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
+            {"op": "replace", "path": "/metadata/finalizers", "value": kept},
+        ]
+        await self.engine.patch(obj, patch, manager=SCHEME.controller, content_type=JSON_PATCH)
 
     def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
         """The engine's hook for a content apply: the paths the fight detector yields."""

@@ -117,3 +117,40 @@ def test_lws_status_written_by_manager_survives_our_reconciles(kube, namespace, 
     assert after["metadata"]["generation"] > before["metadata"]["generation"]
     assert {k: after["status"][k] for k in status} == status
     assert _entry(after, UPSTREAM, "status") == written
+
+
+def test_an_object_the_agent_deletes_loses_the_operators_finalizer_first(
+    kube, namespace, control_plane
+):
+    """Upstream's operator finalizes its DCDs (``nvidia.com/finalizer``). One the agent deletes
+    without applying it again (a removed component here; upstream's worker-hash DCD on a
+    takeover) must not wait for ever for an operator that no longer runs."""
+    kube.create(
+        graph(namespace, "fin", [component("Frontend", "frontend"), component("decode", "decode")])
+    )
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: kube.get("DynamoComponentDeployment", namespace, "fin-decode"),
+            deadline=DEADLINE,
+            what="the decode DCD",
+        )
+    # While no agent runs: the operator's finalizer, and the component gone from the graph.
+    kube.merge(
+        "DynamoComponentDeployment",
+        namespace,
+        "fin-decode",
+        {"metadata": {"finalizers": ["nvidia.com/finalizer"]}},
+        manager=UPSTREAM,
+    )
+
+    def drop_decode(g: dict[str, Any]) -> None:
+        g["spec"]["components"] = [c for c in g["spec"]["components"] if c["name"] != "decode"]
+
+    kube.edit_graph(namespace, "fin", drop_decode)
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        eventually(
+            lambda: kube.get("DynamoComponentDeployment", namespace, "fin-decode") is None,
+            deadline=DEADLINE,
+            what="the removed component's DCD gone, finalizer and all",
+        )
+        assert kube.get("DynamoComponentDeployment", namespace, "fin-frontend") is not None
