@@ -342,3 +342,63 @@ def test_values_grove_fixed_at_creation_are_kept_from_the_live_pcs() -> None:
     assert cliques["decode-wkr"]["spec"]["minAvailable"] == 7
     assert cliques["fe"]["spec"]["minAvailable"] == 1
     assert live_fixed(None) is None
+
+
+def _grove_objects(g: dict, env: Environment = ENV) -> dict[tuple[str, str], dict]:
+    from syncagent.render.grove import render_grove_graph
+
+    return {(o.kind, o.name): o.body for o in render_grove_graph(typed(g), env=env)}
+
+
+def test_cliques_name_no_fallback_service_account() -> None:
+    # upstream's "default" (or a labelled account) is its DCD controller's fallback
+    # (dynamocomponentdeployment_renderer.go); Grove cliques come from the component and name
+    # none, unless Kubernetes discovery names its account (graph.go GenerateBasePodSpec)
+    etcd = graph("g", components=[frontend("frontend")])
+    (clique,) = _cliques(
+        render_pod_clique_set(typed(etcd), env=Environment(discovery_backend="etcd")).body
+    ).values()
+    assert "serviceAccountName" not in clique["spec"]["podSpec"]
+    (clique,) = _cliques(render_pod_clique_set(typed(etcd), env=ENV).body).values()
+    assert clique["spec"]["podSpec"]["serviceAccountName"] == "g-k8s-service-discovery"
+
+
+def test_cliques_carry_the_graphs_effective_discovery_backend() -> None:
+    # GenerateGrovePodCliqueSet stamps GetDiscoveryBackend(config, graph annotations) on every
+    # component's pod template, over the component's own annotation
+    own = frontend("frontend")
+    own["podTemplate"]["metadata"] = {"annotations": {"nvidia.com/dynamo-discovery-backend": "x"}}
+    g = graph("g", components=[own], annotations={"nvidia.com/dynamo-discovery-backend": "etcd"})
+    (clique,) = _cliques(render_pod_clique_set(typed(g), env=ENV).body).values()
+    assert clique["annotations"]["nvidia.com/dynamo-discovery-backend"] == "etcd"
+    plain = graph("g", components=[frontend("frontend")])
+    env = Environment(discovery_backend="etcd")
+    (clique,) = _cliques(render_pod_clique_set(typed(plain), env=env).body).values()
+    assert clique["annotations"]["nvidia.com/dynamo-discovery-backend"] == "etcd"
+
+
+def test_grove_component_service_metadata_is_upstreams() -> None:
+    # GetDGDComponentResourceAnnotations: the graph's spec.annotations, then the component's
+    # own; labels as on the other pathways but no sub-type or model hash (docs/parity.md D8)
+    decode = worker("decode", "decode", nodes=1, modelRef={"name": "m/1"})
+    decode["podTemplate"]["metadata"] = {"annotations": {"mine": "1"}}
+    g = graph(
+        "g", components=[decode], annotations={"nvidia.com/dynamo-kube-discovery-mode": "pod"}
+    )
+    g["spec"]["annotations"] = {"team": "a"}
+    service = _grove_objects(g)[("Service", "g-decode")]
+    assert service["metadata"]["annotations"] == {"team": "a", "mine": "1"}
+    labels = service["metadata"]["labels"]
+    assert "nvidia.com/dynamo-sub-component-type" not in labels
+    assert "nvidia.com/dynamo-base-model-hash" not in labels
+    assert labels["nvidia.com/dynamo-component"] == "decode"
+
+
+def test_discovery_label_value_keeps_a_cut_ending_in_a_dash() -> None:
+    # getK8sDiscoveryLabelValue: name[:54] + "-" + hash, nothing stripped
+    from syncagent.render.naming import hash8, label_value_with_hash
+
+    name = "very-long-inference-graph-name-for-production-traffic-a-k8s-service-discovery"
+    assert name[:54].endswith("-")
+    assert label_value_with_hash(name) == f"{name[:54]}-{hash8(name)}"
+    assert label_value_with_hash("short") == "short"
