@@ -160,10 +160,13 @@ def _ns_gone(client: Client, name: str) -> bool:
     return False
 
 
+# SIGINT's disposition is inherited: a run started in the background by a non-interactive shell
+# ignores it, and so would this child, which then never sees the interrupt under test.
 _STARTER = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
     from syncagent.devcluster import ControlPlane
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with ControlPlane() as cp:
         print(" ".join(map(str, cp.pids)), flush=True)
         time.sleep(3600)
