@@ -180,16 +180,23 @@ def test_interrupted_run_leaves_no_process_behind(sig: signal.Signals, tmp_path:
         [sys.executable, "-c", _STARTER], stdout=subprocess.PIPE, text=True, cwd=tmp_path
     )
     assert proc.stdout is not None
-    pids = [int(p) for p in proc.stdout.readline().split()]
-    assert len(pids) == 3
-    assert all(_running(pid) for pid in pids)
-    proc.send_signal(sig)
-    proc.wait(timeout=60)
-    eventually(
-        lambda: not any(_running(pid) for pid in pids),
-        deadline=60.0,
-        what=f"children gone after {sig.name}",
-    )
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 3
+        assert all(_running(pid) for pid in pids)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        eventually(
+            lambda: not any(_running(pid) for pid in pids),
+            deadline=60.0,
+            what=f"children gone after {sig.name}",
+        )
+    finally:
+        # A failed run must not leave its control plane behind (SIGKILL takes the children:
+        # the sigkill case proves it).
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def _running(pid: int) -> bool:
