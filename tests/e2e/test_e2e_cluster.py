@@ -127,10 +127,14 @@ def test_lws_groups_become_ready_with_the_pod_webhook_env(kube, namespace):
 
 
 def _revisions(kube: Kube, ns: str) -> set[str]:
-    """The LWS's own ControllerRevisions (its StatefulSets keep theirs too)."""
+    """The template hashes of the LWS's own ControllerRevisions (``<lws>-<hash>-<number>``; its
+    StatefulSets keep theirs too). Hashes, not revisions: the LWS controller sometimes writes a
+    second revision of the same template at creation, from a cache that did not yet hold the
+    first ("More than one revision exists for the given template hash; returning the latest
+    revision" in its log); that is no new template."""
     listed = kube.request("GET", f"/apis/apps/v1/namespaces/{ns}/controllerrevisions")
     return {
-        r["metadata"]["name"]
+        r["metadata"]["name"].rsplit("-", 1)[0]
         for r in listed["items"]
         if any(o["kind"] == "LeaderWorkerSet" for o in r["metadata"].get("ownerReferences", []))
     }
