@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.coordination_v1 import Lease
@@ -20,8 +19,9 @@ from lightkube.resources.core_v1 import Namespace, ServiceAccount
 
 from syncagent.devcluster import ControlPlane
 from tests.cluster import test_agent_component as scenarios
+from tests.cluster.support.chart_identity import token_kubeconfig
 from tests.support.agent import Agent, running_agent
-from tests.support.helm import Helm, ca_file
+from tests.support.helm import Helm
 from tests.support.kube import Kube
 from tests.support.polling import eventually
 
@@ -40,27 +40,6 @@ class ChartIdentity:
     release_namespace: str
 
 
-def _token_kubeconfig(control_plane: ControlPlane, token: str, path: Path) -> Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "test",
-                "cluster": {
-                    "server": control_plane.server,
-                    "certificate-authority": ca_file(control_plane),
-                },
-            }
-        ],
-        "users": [{"name": "agent", "user": {"token": token}}],
-        "contexts": [{"name": "agent", "context": {"cluster": "test", "user": "agent"}}],
-        "current-context": "agent",
-    }
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 @pytest.fixture
 def chart_identity(
     control_plane: ControlPlane, client: Client, namespace: str, tmp_path: Path
@@ -77,7 +56,7 @@ def chart_identity(
             live = client.get(ServiceAccount, account, namespace=release_ns)
             assert live.metadata.labels["app.kubernetes.io/managed-by"] == "Helm"
             token = control_plane.token_for(namespace=release_ns, service_account=account)
-            path = _token_kubeconfig(control_plane, token, tmp_path / "agent.kubeconfig")
+            path = token_kubeconfig(control_plane, token, tmp_path / "agent.kubeconfig")
             yield ChartIdentity(path, control_plane.server, release_ns)
         finally:
             helm.uninstall(release_ns, release_ns)

@@ -40,6 +40,7 @@ from tests.cluster import (
     test_migration_grove,
     test_multinode_agent,
 )
+from tests.cluster.support.chart_identity import token_kubeconfig
 from tests.cluster.support.grove import GROVE_AUTO
 from tests.cluster.support.rights import (
     ANY_NAMESPACE,
@@ -50,7 +51,6 @@ from tests.cluster.support.rights import (
     granted_rights,
     used_rights,
 )
-from tests.cluster.test_helm_agent import _token_kubeconfig
 from tests.cluster.test_metrics_secure import get as get_metrics
 from tests.support import agent as agents
 from tests.support import figures
@@ -182,7 +182,7 @@ def recorded_run(control_planes: Any, tmp_path_factory: pytest.TempPathFactory) 
         with _namespace(admin, release_ns), _installed(control_plane, home, release_ns):
             account = f"{release_ns}-syncagent"
             token = control_plane.token_for(namespace=release_ns, service_account=account)
-            kubeconfig = _token_kubeconfig(control_plane, token, home / "agent.kubeconfig")
+            kubeconfig = token_kubeconfig(control_plane, token, home / "agent.kubeconfig")
             offset = audit_offset(control_plane.audit_log)
             started = time.monotonic()
             failures: dict[str, str] = {}
