@@ -41,7 +41,7 @@ from syncagent.runtime.latency import ChangeLatency
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.shard import ShardSettings
 from syncagent.runtime.workers import Result
-from syncagent.ssa import ApplyOptions, Engine, PreconditionError
+from syncagent.ssa import ApplyOptions, Engine, PreconditionError, UndeclaredFieldError
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,9 @@ class Reconcilers:
     _superseded: dict[tuple[str, str], str] = field(default_factory=dict)
     # Per (controller, key), the write conflicts in a row (QUIET_CONFLICTS).
     _conflicts: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Per kind, the top-level status fields the served schema does not declare: upstream's own
+    # DGD CRD lacks ``status.routing`` (our design), and a takeover keeps the CRDs it finds.
+    _undeclared: dict[str, set[str]] = field(default_factory=dict)
 
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
@@ -220,7 +223,30 @@ class Reconcilers:
     async def _write_status(
         self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
     ) -> bool:
-        """Write the whole status once, and only when it differs from the live one."""
+        """Write the whole status once, and only when it differs from the live one; a status
+        field the served schema turns out not to declare is left out from then on."""
+        kind = str(obj["kind"])
+        try:
+            return await self._apply_status(obj, desired, manager, precondition=precondition)
+        except UndeclaredFieldError as err:
+            fields = _top_status_fields(err.fields)
+            if fields is None:
+                raise
+            self._undeclared.setdefault(kind, set()).update(fields)
+            log.warning(
+                f"{err.subject}: the served {kind} schema does not declare "
+                f"{', '.join('status.' + f for f in sorted(fields))} (a CRD that is not "
+                "syncagent's, e.g. upstream's); status is written without it. Apply syncagent's "
+                "CRDs (syncagent crds | kubectl apply --server-side -f -) to keep it",
+                extra={"object": err.subject, "field": sorted(fields)},
+            )
+            return await self._apply_status(obj, desired, manager, precondition=precondition)
+
+    async def _apply_status(
+        self, obj: Obj, desired: dict[str, Any], manager: str, *, precondition: bool
+    ) -> bool:
+        left_out = self._undeclared.get(str(obj["kind"]), ())
+        desired = {k: v for k, v in desired.items() if k not in left_out}
         if status.status_equal(desired, Body(obj).status):
             return False
         meta = Body(obj).meta
@@ -252,6 +278,18 @@ class Reconcilers:
             self.recorder.record(
                 target, type=event.type, reason=event.reason, message=event.message
             )
+
+
+def _top_status_fields(paths: tuple[str, ...]) -> set[str] | None:
+    """The top-level status field names of ``.status.<name>`` paths; ``None`` when any path is
+    elsewhere (a spec or nested field missing from the schema is a real error)."""
+    names = set()
+    for path in paths:
+        parts = path.split(".")
+        if len(parts) != 3 or parts[:2] != ["", "status"]:
+            return None
+        names.add(parts[2])
+    return names
 
 
 def quiet_conflict(streaks: dict[Any, int], slot: Any, *, conflict: bool) -> bool:

@@ -35,6 +35,7 @@ from syncagent.ssa.errors import (
     OwnershipError,
     PreconditionError,
     SsaError,
+    UndeclaredFieldError,
 )
 from syncagent.ssa.managedfields import ManagerEntry, Owner, blame, decode
 from syncagent.ssa.options import ABSENT, ApplyOptions, OnConflict
@@ -81,6 +82,7 @@ __all__ = [
     "PreconditionError",
     "RequestCounter",
     "SsaError",
+    "UndeclaredFieldError",
     "adoption_blockers",
     "apply_controlled",
     "blame",

@@ -20,6 +20,9 @@ _CONFLICT_WITH = re.compile(r'conflict with (?P<manager>"(?:[^"\\]|\\.)*")(?: us
 # conventionally say "... is immutable" (kubebuilder's `self == oldSelf` examples).
 _IMMUTABLE = re.compile(r"\bfield is immutable\b|\bis immutable\b", re.IGNORECASE)
 _NO_DRY_RUN = re.compile(r"does not support dry run", re.IGNORECASE)
+# structured-merge-diff's words for an applied field the served schema lacks (HTTP 500 to an
+# apply, whatever fieldValidation says); the path is its own, e.g. ``.status.routing``.
+_UNDECLARED = re.compile(r"(?P<path>\.[^\s:]+): field not declared in schema")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,22 @@ class ImmutableFieldError(InvalidError):
         )
 
 
+class UndeclaredFieldError(ApiError):
+    """The applied object sets fields the served schema does not declare (another version of
+    the CRD is installed); ``fields`` are their paths, e.g. ``.status.routing``."""
+
+    def __init__(self, subject: str, fields: Sequence[str], *, message: str, code: int) -> None:
+        super().__init__(
+            subject,
+            f"{', '.join(fields)}: not declared in the served schema; install the CRD version "
+            "that declares it, or leave it out",
+            code=code,
+            reason="UndeclaredField",
+            server_message=message,
+        )
+        self.fields = tuple(fields)
+
+
 class DryRunBlockedError(ApiError):
     """An admission webhook does not support dry run, so the engine cannot compare safely."""
 
@@ -170,6 +189,9 @@ def error_from_status(subject: str, code: int, status: Mapping[str, Any] | None)
         )
     if code == 422 or reason == "Invalid":
         return _invalid(subject, code, message, causes)
+    undeclared = [m.group("path") for m in _UNDECLARED.finditer(message)]
+    if undeclared:
+        return UndeclaredFieldError(subject, undeclared, message=message, code=code)
     if _NO_DRY_RUN.search(message):
         return DryRunBlockedError(
             subject,

@@ -6,6 +6,7 @@ from syncagent.ssa.errors import (
     InvalidError,
     NotFoundError,
     PreconditionError,
+    UndeclaredFieldError,
     error_from_status,
     parse_conflicts,
 )
@@ -138,3 +139,16 @@ def test_other_failures_keep_code_and_reason():
 
 def test_non_conflict_causes_are_ignored():
     assert parse_conflicts([{"reason": "FieldValueInvalid", "field": "x"}]) == []
+
+
+def test_an_applied_field_the_schema_lacks():
+    # The API server's words (kube-apiserver 1.36) for an apply setting .status.routing on a
+    # CRD that does not declare it: HTTP 500, whatever fieldValidation says.
+    message = (
+        "failed to create typed patch object (ns/g; nvidia.com/v1beta1, "
+        "Kind=DynamoGraphDeployment): .status.routing: field not declared in schema"
+    )
+    err = error_from_status(SUBJECT, 500, {"code": 500, "message": message})
+    assert isinstance(err, UndeclaredFieldError)
+    assert err.fields == (".status.routing",)
+    assert str(err).startswith(f"{SUBJECT}: .status.routing: not declared in the served schema")
