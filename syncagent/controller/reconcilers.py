@@ -92,6 +92,8 @@ class Reconcilers:
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
             self._forget(("dgd", key))
+            if graph is not None:
+                await Writer(self.engine, metrics=self.metrics).release_operator_finalizers(graph)
             return None
         if caps is None:
             return Result(requeue_after=1.0)
@@ -247,6 +249,10 @@ class Reconcilers:
     ) -> bool:
         left_out = self._undeclared.get(str(obj["kind"]), ())
         desired = {k: v for k, v in desired.items() if k not in left_out}
+        writer = Writer(self.engine, metrics=self.metrics)
+        # The upstream operator's status entry becomes ours first (docs/ownership.md §1): its
+        # guarded write changes nothing else, so the status precondition follows its version.
+        obj = await writer.take_over(obj, manager=manager) or obj
         if status.status_equal(desired, Body(obj).status):
             return False
         meta = Body(obj).meta
@@ -259,7 +265,6 @@ class Reconcilers:
             "metadata": body_meta,
             "status": desired,
         }
-        writer = Writer(self.engine, metrics=self.metrics)
         entry = await writer.apply(
             body,
             ApplyOptions(

@@ -211,7 +211,7 @@ class Writer:
         everything it owns, including what a reconcile still working from a stale cache
         creates for it meanwhile (docs/retries.md)."""
         meta = Body(obj).meta
-        await self._release_operator_finalizers(obj)
+        await self.release_operator_finalizers(obj)
         propagation = "Foreground" if foreground else "Background"
         gone = await self.engine.delete(obj, uid=meta.uid, propagation=propagation)
         kind = str(obj.get("kind"))
@@ -222,11 +222,11 @@ class Writer:
             self.events.append(write_event("deleted", kind, meta.name, on=self.on))
         return gone
 
-    async def _release_operator_finalizers(self, obj: Mapping[str, Any]) -> None:
+    async def release_operator_finalizers(self, obj: Mapping[str, Any]) -> None:
         """Upstream's operator's finalizers (``nvidia.com/``) go before the object does: the
         takeover rule removes them from what the agent applies (docs/ownership.md), and an
-        object it deletes without applying (a worker DCD of upstream's name) would otherwise
-        wait for ever for a stopped operator. A JSON patch that tests the UID and the list, so
+        object it deletes without applying (a worker DCD of upstream's name), or a graph the
+        operator served being deleted, would otherwise wait for ever for a stopped operator. A JSON patch that tests the UID and the list, so
         it removes nothing from another object or from a list someone changed meanwhile."""
         metadata = obj.get("metadata") or {}
         finalizers = list(metadata.get("finalizers") or [])

@@ -154,3 +154,55 @@ def test_an_object_the_agent_deletes_loses_the_operators_finalizer_first(
             what="the removed component's DCD gone, finalizer and all",
         )
         assert kube.get("DynamoComponentDeployment", namespace, "fin-frontend") is not None
+
+
+def test_a_graph_the_operator_served_has_its_status_taken_and_can_be_deleted(
+    kube, namespace, control_plane
+):
+    """Upstream's operator writes a graph's status through Update on /status and puts its
+    finalizer on the graph. The agent takes the status entry into ``syncagent/graph-status``
+    (fields we do not write go), leaves the graph's metadata alone while it serves it, and
+    removes the operator's finalizer once the graph is being deleted: otherwise a graph taken
+    over could never be deleted."""
+    kube.create(graph(namespace, "old", [component("Frontend", "frontend")]))
+    kube.merge(
+        "DynamoGraphDeployment",
+        namespace,
+        "old",
+        {"metadata": {"finalizers": ["nvidia.com/finalizer", "example.com/keep"]}},
+        manager=UPSTREAM,
+    )
+    upstream_status = {"state": "successful", "placement": {"state": "Placed", "score": 1}}
+    kube.merge(
+        "DynamoGraphDeployment",
+        namespace,
+        "old",
+        {"status": upstream_status},
+        sub="status",
+        manager=UPSTREAM,
+    )
+
+    def taken() -> dict[str, Any] | None:
+        live = kube.get("DynamoGraphDeployment", namespace, "old") or {}
+        return live if _entry(live, UPSTREAM, "status") is None and live.get("status") else None
+
+    with running_agent(control_plane.kubeconfig, namespace=namespace):
+        live = eventually(taken, deadline=DEADLINE, what="the operator's status entry taken")
+        assert "placement" not in live["status"]  # ours now, and we do not write it
+        assert _entry(live, "syncagent/graph-status", "status") is not None
+        assert live["metadata"]["finalizers"] == ["nvidia.com/finalizer", "example.com/keep"]
+
+        kube.delete("DynamoGraphDeployment", namespace, "old")
+
+        def released() -> list[str] | None:
+            live = kube.get("DynamoGraphDeployment", namespace, "old") or {}
+            left = live.get("metadata", {}).get("finalizers")
+            return left if left == ["example.com/keep"] else None
+
+        eventually(released, deadline=DEADLINE, what="the operator's finalizer released")
+    kube.merge("DynamoGraphDeployment", namespace, "old", {"metadata": {"finalizers": None}})
+    eventually(
+        lambda: kube.get("DynamoGraphDeployment", namespace, "old") is None,
+        deadline=DEADLINE,
+        what="the graph gone once its other finalizer is removed",
+    )

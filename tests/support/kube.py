@@ -26,6 +26,7 @@ PATHS = {
     DCD: _NVIDIA + "/dynamocomponentdeployments",
     "DynamoCheckpoint": "/apis/nvidia.com/v1alpha1/namespaces/{ns}/dynamocheckpoints",
     "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",
     "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets",
     "ControllerRevision": "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
     LWS: "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{ns}/leaderworkersets",
