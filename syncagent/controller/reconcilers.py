@@ -125,10 +125,13 @@ class Reconcilers:
         if self._quiet_conflict("dgd", key, conflict=outcome.conflict):
             self._emit(ctx.graph, outcome.events)
             return Result(conflict=f"{ctx.ref}: {_ready_message(outcome.status)}; retrying")
+        manager = graph_status_manager.MANAGER.name
         try:
-            wrote = await self._write_status(
-                ctx.graph, outcome.status, graph_status_manager.MANAGER.name, precondition=True
-            )
+            # The upstream operator's status entry becomes ours first (docs/ownership.md §1;
+            # a component's moves with its content apply). The guarded write changes nothing
+            # else, so the status write's precondition follows its version.
+            graph = await ctx.writer.take_over(ctx.graph, manager=manager) or ctx.graph
+            wrote = await self._write_status(graph, outcome.status, manager, precondition=True)
         except PreconditionError:
             # A stale read: persist nothing, emit nothing, and look again with the new object.
             # The watch event of the newer graph re-queues it at once; this is only a fallback,
@@ -138,7 +141,7 @@ class Reconcilers:
             )
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
-            self._superseded[("dgd", key)] = ctx.meta.resource_version
+            self._superseded[("dgd", key)] = Body(graph).meta.resource_version
             if self.latency is not None:
                 self.latency.written(key, ctx.generation)
         events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
@@ -249,10 +252,6 @@ class Reconcilers:
     ) -> bool:
         left_out = self._undeclared.get(str(obj["kind"]), ())
         desired = {k: v for k, v in desired.items() if k not in left_out}
-        writer = Writer(self.engine, metrics=self.metrics)
-        # The upstream operator's status entry becomes ours first (docs/ownership.md §1): its
-        # guarded write changes nothing else, so the status precondition follows its version.
-        obj = await writer.take_over(obj, manager=manager) or obj
         if status.status_equal(desired, Body(obj).status):
             return False
         meta = Body(obj).meta
@@ -265,7 +264,7 @@ class Reconcilers:
             "metadata": body_meta,
             "status": desired,
         }
-        entry = await writer.apply(
+        entry = await Writer(self.engine, metrics=self.metrics).apply(
             body,
             ApplyOptions(
                 manager=manager,

@@ -10,6 +10,9 @@ rules (docs/retries.md):
   retried only for requests that are safe to repeat: GET/HEAD/OPTIONS, PUT (guarded by
   ``resourceVersion``), DELETE (guarded by its UID precondition) and server-side apply;
   never a create (POST) or another kind of PATCH, whose repetition could act twice;
+- except a 500 whose Status says the request cannot fit the served schema ("failed to create
+  typed patch object": an applied field the schema does not declare): the same request fails
+  the same way every time, so it goes straight back to the caller;
 - a connection that could not be made (connect error or connect timeout): nothing was sent, so
   any request is retried;
 - at most ``attempts`` tries and ``total`` seconds per request; ``Retry-After`` is honoured up
@@ -37,6 +40,8 @@ log = logging.getLogger(__name__)
 APPLY_PATCH = "application/apply-patch+yaml"
 REPEATABLE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 RETRIED_STATUS = frozenset({500, 502, 503, 504})
+# structured-merge-diff refused the applied object itself (HTTP 500, not transient).
+SCHEMA_REFUSED = b"failed to create typed patch object"
 NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
 TRANSIENT = (
     httpx2.ReadError,
@@ -122,6 +127,8 @@ class RetryTransport(httpx2.AsyncBaseTransport):
                     raise
                 reason = "connect" if isinstance(err, NOT_SENT) else _error_reason(err)
             else:
+                if response.status_code == 500 and await _schema_refused(response):
+                    return response
                 delay = self._status_delay(request, response, attempt)
                 if delay is None or not self._in_budget(started, delay):
                     return response
@@ -173,6 +180,10 @@ class RetryTransport(httpx2.AsyncBaseTransport):
                 "retry_in": round(delay, 3),
             },
         )
+
+
+async def _schema_refused(response: httpx2.Response) -> bool:
+    return SCHEMA_REFUSED in await response.aread()
 
 
 def _error_reason(err: Exception) -> str:

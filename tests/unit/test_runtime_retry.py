@@ -83,6 +83,29 @@ async def test_server_errors_are_retried_for_reads_and_applies(status):
 
 
 @pytest.mark.anyio
+async def test_an_apply_the_schema_refuses_is_not_retried():
+    # kube-apiserver's answer to an apply setting a field the CRD's schema lacks: HTTP 500,
+    # and the same every time.
+    message = (
+        "failed to create typed patch object (ns/g; nvidia.com/v1beta1, "
+        "Kind=DynamoGraphDeployment): .status.routing: field not declared in schema"
+    )
+    seen: list[str] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request.method)
+        return httpx2.Response(500, json={"kind": "Status", "code": 500, "message": message})
+
+    transport = RetryTransport(httpx2.MockTransport(handle), sleep=Sleeps())
+    async with httpx2.AsyncClient(base_url=BASE, transport=transport) as http:
+        apply = {"Content-Type": APPLY_PATCH}
+        response = await http.patch(f"{PATH}/c", content=b"{}", headers=apply)
+    assert response.status_code == 500
+    assert response.json()["message"] == message
+    assert seen == ["PATCH"]
+
+
+@pytest.mark.anyio
 async def test_server_errors_are_not_retried_for_a_create_or_a_merge_patch():
     server = Server(500, 500)
     async with client_for(server) as http:
