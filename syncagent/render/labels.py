@@ -29,10 +29,6 @@ VLLM_EXECUTOR_BACKEND: Final = P + "vllm-distributed-executor-backend"
 RESTART_AT: Final = P + "restartAt"
 ORIGIN_VERSION: Final = P + "dynamo-operator-origin-version"
 WORKER_HASH: Final = P + "dynamo-worker-hash"
-# The worker generation upstream's operator records on a graph (v1 wins; "legacy" is its
-# pre-hash sentinel), read by syncagent/render/workerhash.py.
-CURRENT_WORKER_HASH: Final = P + "current-worker-hash"
-CURRENT_WORKER_HASH_V2: Final = P + "current-worker-hash-v2"
 DISABLE_PULL_SECRET_DISCOVERY: Final = P + "disable-image-pull-secret-discovery"
 CHECKPOINT_CANDIDATE: Final = P + "dynamo-checkpoint-restore-candidate"
 CHECKPOINT_NAME: Final = P + "dynamo-checkpoint-name"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from syncagent.api import validate_graph
 from syncagent.render import (
     Environment,
     Rendered,
@@ -255,3 +256,26 @@ def test_a_frontend_never_gets_the_suffix_even_with_the_label():
     template = pod_template(source, role="main", env=Environment())
     assert SUFFIX_ENV not in env_names(template)
     assert source.runtime_namespace == source.dynamo_namespace
+
+
+# -- validation counts the suffix where it is rendered ----------------------------------------
+
+
+def _rules(g: dict[str, Any], **kwargs: Any) -> list[str]:
+    return [p.rule for p in validate_graph(typed(g), **kwargs)]
+
+
+def test_validation_checks_the_suffixed_names_on_the_component_pathway_only():
+    """A worker's names are 9 characters longer with a recorded hash: a graph whose suffixed
+    names the API server would refuse (upstream's operator could not run it either) is refused
+    whole (V14: a name past 63 characters; V16: a LeaderWorkerSet past 41); the Grove and
+    DisaggregatedSet pathways render no suffix, so their checks do not count it."""
+    long_name = graph([component("worker", "worker")], name="a" * 50, annotations={V2: "e35c42bb"})
+    assert _rules(long_name) == ["V14"]
+    assert _rules(long_name, dcd_components=()) == []
+    assert _rules(graph([component("worker", "worker")], name="a" * 50)) == []
+    multinode = component("decode", "decode", multinode={"nodeCount": 2})
+    lws = graph([multinode], name="b" * 26, annotations={V1: "e35c42bb"})
+    assert _rules(lws) == ["V16"]
+    assert _rules(lws, dcd_components=("decode",)) == []
+    assert _rules(graph([multinode], name="b" * 26, annotations={V1: "legacy"})) == []
