@@ -22,6 +22,7 @@ from syncagent.api.component import (
     DynamoComponentDeployment,
 )
 from syncagent.api.graph import MAX_COMPONENTS, DynamoGraphDeployment
+from syncagent.api.workerhash import active_worker_hash, worker_suffix
 
 GLOBAL_DYNAMO_NAMESPACE = "dynamo"
 MAX_LABEL_LENGTH = 63
@@ -58,9 +59,11 @@ def normalize_name(name: str) -> str:
     return name.lower().replace(".", "-")
 
 
-def component_resource_name(graph_name: str, component_name: str) -> str:
-    """``normalize(<dgd>-<lower(component)>)``: the DCD / workload / Service name (unhashed)."""
-    return normalize_name(f"{graph_name}-{component_name.lower()}")
+def component_resource_name(graph_name: str, component_name: str, *, suffix: str = "") -> str:
+    """``normalize(<dgd>-<lower(component)>)``: the DCD / workload / Service name, plus
+    ``-<suffix>`` for a worker named with a recorded worker hash (docs/parity.md D1)."""
+    base = normalize_name(f"{graph_name}-{component_name.lower()}")
+    return f"{base}-{suffix}" if suffix else base
 
 
 def dynamo_namespace(graph_name: str, namespace: str, *, global_namespace: bool = False) -> str:
@@ -85,10 +88,15 @@ def validate_graph(
     ns = namespace or graph.metadata.namespace or "default"
     ref = f"{graph.kind}/{ns}/{graph.name}"
     found = [Problem(ref, path, rule, msg) for path, rule, msg in _graph_rules(graph)]
+    # Only the Component pathway (every component a DCD) names workers with the graph's
+    # recorded worker hash; its names are the ones checked.
+    worker_hash = active_worker_hash(graph.metadata.annotations) if dcd_components is None else ""
     for i, comp in enumerate(graph.spec.components):
         as_dcd = dcd_components is None or comp.name in dcd_components
-        checks = _component_rules(comp, f"spec.components[{i}]")
-        checks = [*checks, *_naming_rules(comp, f"spec.components[{i}]", graph.name, ns, as_dcd)]
+        at = f"spec.components[{i}]"
+        suffix = worker_suffix(comp.type, worker_hash)
+        checks = _component_rules(comp, at)
+        checks = [*checks, *_naming_rules(comp, at, graph.name, ns, as_dcd, suffix=suffix)]
         found.extend(Problem(ref, path, rule, msg) for path, rule, msg in checks)
     found.extend(Problem(ref, path, rule, msg) for path, rule, msg in _restart_rules(graph))
     return _with_name_length_rule(found, graph, ns, ref=ref)
@@ -205,11 +213,17 @@ def _checkpoint_rules(comp: ComponentFields, at: str) -> Iterator[_Check]:
 
 
 def _naming_rules(
-    comp: ComponentFields, at: str, graph_name: str, namespace: str, as_dcd: bool
+    comp: ComponentFields,
+    at: str,
+    graph_name: str,
+    namespace: str,
+    as_dcd: bool,
+    *,
+    suffix: str = "",
 ) -> Iterator[_Check]:
     if comp.name is None or not _valid_name(comp.name):
         return
-    generated = component_resource_name(graph_name, comp.name)
+    generated = component_resource_name(graph_name, comp.name, suffix=suffix)
     if len(generated) > MAX_LABEL_LENGTH or not _DNS1035_RE.match(generated):
         yield (
             at,

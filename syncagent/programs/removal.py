@@ -2,8 +2,9 @@
 
 - A DCD controlled by the graph whose component no longer exists is deleted in the same
   reconcile, together with the workloads it controls.
-- A DCD whose name differs from the rendered name for its component (an upstream worker-hash
-  name) is deleted only once the replacement DCD is ready.
+- A DCD whose name differs from the rendered name for its component (another worker generation:
+  a worker hash the graph no longer records, or none where it now records one, docs/parity.md
+  D1) is deleted only once the replacement DCD is ready.
 Deletes carry the UID precondition and touch only objects this graph (or its DCD) controls.
 """
 

@@ -185,7 +185,7 @@ class WorkloadProgram:
             ready=ready,
             message=message,
             component=status.replica_status(
-                kind, name, workload, runtime_namespace=source.dynamo_namespace
+                kind, name, workload, runtime_namespace=source.runtime_namespace
             ),
         )
         built = status.component_status(inp, previous=Body(ctx.dcd).status, now=ctx.now)

@@ -13,7 +13,8 @@ Public names:
   :func:`source_of` (from a rendered DCD), :func:`source_of_object` (from a live DCD),
   :func:`source_for_component` (a graph's component, for the DisaggregatedSet pathway),
   :func:`graph_sources` (every generated DCD of a graph, with the graph's origin version),
-  :func:`origin_version`.
+  :func:`origin_version`, :func:`graph_worker_hash` (the worker generation upstream recorded
+  on a graph, which the Component pathway's worker names carry) and :func:`component_dcd_name`.
 - Multinode launch (per backend, per deployer): :mod:`syncagent.render.multinode`.
 - Pods and workloads: :func:`pod_template`, :func:`leader_worker_templates` (the one source of
   leader/worker templates, shared with the DisaggregatedSet pathway), :func:`deployment`,
@@ -34,11 +35,13 @@ from syncagent.render.component import (
 )
 from syncagent.render.dcd import (
     GraphLive,
+    component_dcd_name,
     detect_backend,
     generate_dcd,
     generate_dcds,
     graph_owner,
     graph_sources,
+    graph_worker_hash,
     origin_version,
     source_for_component,
     source_of,
@@ -68,6 +71,7 @@ __all__ = [
     "PullSecret",
     "RenderError",
     "Rendered",
+    "component_dcd_name",
     "component_selector",
     "component_service",
     "deployment",
@@ -77,6 +81,7 @@ __all__ = [
     "generate_dcds",
     "graph_owner",
     "graph_sources",
+    "graph_worker_hash",
     "is_legacy_worker",
     "leader_worker_set",
     "leader_worker_templates",

@@ -11,6 +11,7 @@ from syncagent.render.dcd import (
     graph_namespace,
     graph_owner,
     graph_sources,
+    graph_worker_hash,
 )
 from syncagent.render.deployment import deployment
 from syncagent.render.identity import discovery_identity
@@ -75,8 +76,11 @@ def render_graph(
     reconcile makes itself the controller of the Service it syncs, so one pass over the DCDs in
     the order they were created leaves the last one there (a live agent keeps whichever DCD
     controls it and the others join as owners, docs/ownership.md).
+
+    Worker DCDs carry the worker generation upstream's operator recorded on the graph, if any
+    (docs/parity.md D1), so a graph it served keeps its objects' names.
     """
-    dcds = generate_dcds(graph, live=live, env=env)
+    dcds = generate_dcds(graph, live=live, env=env, worker_hash=graph_worker_hash(graph))
     sources = graph_sources(graph, dcds)
     out = graph_shared_objects(graph, sources, env=env)
     out += dcds

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from syncagent.render.workerhash import WORKER_SUFFIX_ENV
+
 MAIN = "main"
 FRONTEND_PORT = 8000
 SYSTEM_PORT = 9090
@@ -93,6 +95,8 @@ class DefaultsInput:
     namespace: str
     discovery_backend: str
     kube_discovery_mode: str = "pod"
+    # A worker's recorded worker generation (syncagent/render/workerhash.py); "" for none.
+    worker_hash_suffix: str = ""
 
 
 def _common_env(inp: DefaultsInput) -> list[dict[str, Any]]:
@@ -133,6 +137,10 @@ def main_defaults(inp: DefaultsInput) -> MainDefaults:
         )
     if inp.component_type in ("worker", "prefill", "decode"):
         env += [{"name": k, "value": v} for k, v in WORKER_ENV.items()]
+        if inp.worker_hash_suffix:
+            # The runtime registers in "<DYN_NAMESPACE>-<suffix>", one namespace per worker
+            # generation, as upstream's pods of that generation do (component_worker.go).
+            env.append({"name": WORKER_SUFFIX_ENV, "value": inp.worker_hash_suffix})
         # Every role gets the probes; a backend's multinode launch then changes the worker's.
         return MainDefaults(
             command=("/bin/sh", "-c"),

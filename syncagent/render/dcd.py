@@ -24,6 +24,7 @@ from syncagent.render.inputs import (
 )
 from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.naming import dcd_name, dynamo_namespace
+from syncagent.render.workerhash import active_worker_hash, is_worker, worker_suffix
 
 BACKENDS = ("vllm", "sglang", "trtllm")
 _BACKEND_PATTERN = re.compile(r"dynamo\.(vllm|sglang|trtllm)")
@@ -83,11 +84,14 @@ def generate_dcds(
     live: GraphLive | None = None,
     env: Environment | None = None,
     grove: bool = False,
+    worker_hash: str = "",
 ) -> list[Rendered]:
     """One DCD per component, in component order (raises :class:`RenderError`).
 
     ``grove``: the components as the Grove renderer reads them (upstream renders Grove pods from
-    the component, not from a DCD, so a planner keeps its own ServiceAccount there)."""
+    the component, not from a DCD, so a planner keeps its own ServiceAccount there).
+    ``worker_hash``: the graph's recorded worker generation (:func:`graph_worker_hash`; the
+    Component pathway only), which worker DCDs carry in their names and labels."""
     live = live or GraphLive()
     components = graph.spec.components
     detected: list[str] = []
@@ -102,9 +106,30 @@ def generate_dcds(
         return detected[0]
 
     return [
-        generate_dcd(graph, c, backend=backend_for(c), live=live, env=env, grove=grove)
+        generate_dcd(
+            graph,
+            c,
+            backend=backend_for(c),
+            live=live,
+            env=env,
+            grove=grove,
+            worker_hash=worker_hash,
+        )
         for c in components
     ]
+
+
+def graph_worker_hash(graph: DynamoGraphDeployment) -> str:
+    """The worker generation upstream's operator recorded on ``graph`` (``""`` for none)."""
+    return active_worker_hash(graph.metadata.annotations)
+
+
+def component_dcd_name(
+    graph: DynamoGraphDeployment, component: Component, *, worker_hash: str
+) -> str:
+    """The DCD name of ``component`` (upstream ``GetDCDResourceName``): a worker's carries
+    ``worker_hash``."""
+    return dcd_name(graph.name, component.name, suffix=worker_suffix(component.type, worker_hash))
 
 
 def generate_dcd(
@@ -115,9 +140,11 @@ def generate_dcd(
     live: GraphLive | None = None,
     env: Environment | None = None,
     grove: bool = False,
+    worker_hash: str = "",
 ) -> Rendered:
     live = live or GraphLive()
-    name = dcd_name(graph.name, component.name)
+    suffix = worker_suffix(component.type, worker_hash)
+    name = dcd_name(graph.name, component.name, suffix=suffix)
     namespace = graph_namespace(graph)
     # Upstream's generated DCD (generateSingleDCD) is labelled with the component's own
     # pod-template labels and its identity, and carries no annotations: the graph's
@@ -130,8 +157,18 @@ def generate_dcd(
         ),
         L.GRAPH_NAME: graph.name,
     }
+    labels = _without(labels, _NEVER_LABELS)
+    if suffix:
+        # Upstream labels a worker DCD and its pod template with the generation it names.
+        labels[L.WORKER_HASH] = suffix
     spec = dcd_spec(
-        graph, component, backend=backend, live=live, env=env or Environment(), grove=grove
+        graph,
+        component,
+        backend=backend,
+        live=live,
+        env=env or Environment(),
+        grove=grove,
+        worker_hash=suffix,
     )
     return build(
         manager=components_manager.MANAGER.name,
@@ -139,7 +176,7 @@ def generate_dcd(
         kind=DCD_KIND,
         name=name,
         namespace=namespace,
-        labels=_without(labels, _NEVER_LABELS),
+        labels=labels,
         owner=graph_owner(graph),
         spec=spec,
     )
@@ -153,8 +190,10 @@ def dcd_spec(
     live: GraphLive,
     env: Environment,
     grove: bool = False,
+    worker_hash: str = "",
 ) -> dict[str, Any]:
-    """The DCD ``spec``: a copy of the component with the changes of rendering.md §1."""
+    """The DCD ``spec``: a copy of the component with the changes of rendering.md §1;
+    ``worker_hash``: the worker generation its pod template is labelled with (``""``: none)."""
     spec = {k: copy.deepcopy(v) for k, v in component.wire().items() if k != "providerOverride"}
     # Upstream's admission defaulting gives every component of a graph replicas 1 when unset
     # (dynamographdeployment_handler.go), so its DCDs and workloads state it.
@@ -163,7 +202,7 @@ def dcd_spec(
         spec["backendFramework"] = backend
     template = spec.setdefault("podTemplate", {})
     _merge_graph_env(template, graph.spec.env or [])
-    _merge_template_metadata(template, graph, component, live=live)
+    _merge_template_metadata(template, graph, component, live=live, worker_hash=worker_hash)
     if grove:
         _grove_discovery_backend(template, graph, env)
     ctype = component.type
@@ -195,6 +234,7 @@ def _merge_template_metadata(
     component: Component,
     *,
     live: GraphLive,
+    worker_hash: str = "",
 ) -> None:
     graph_annotations = graph.metadata.annotations or {}
     metadata = template.setdefault("metadata", {})
@@ -208,9 +248,13 @@ def _merge_template_metadata(
         annotations[L.RESTART_AT] = restart_at
     else:
         annotations.pop(L.RESTART_AT, None)
-    labels = {**(graph.spec.labels or {}), **(metadata.get("labels") or {})}
+    labels = _without(
+        {**(graph.spec.labels or {}), **(metadata.get("labels") or {})}, _NEVER_LABELS
+    )
+    if worker_hash:
+        labels[L.WORKER_HASH] = worker_hash
     _set_or_drop(metadata, "annotations", _without(annotations, _NEVER_ANNOTATIONS))
-    _set_or_drop(metadata, "labels", _without(labels, _NEVER_LABELS))
+    _set_or_drop(metadata, "labels", labels)
     if not metadata:
         template.pop("metadata")
 
@@ -342,10 +386,15 @@ def source_of_object(dcd: Mapping[str, Any]) -> ComponentSource:
         ),
         L.GRAPH_NAME: graph,
     }
+    kept = _without(labels, _NEVER_LABELS)
+    if is_worker(spec.get("type")) and template_labels.get(L.WORKER_HASH):
+        # The generation its pod template names (upstream's or ours, from the graph's recorded
+        # hash): re-rendering a worker DCD a replacement is coming up for must not roll its pods.
+        kept[L.WORKER_HASH] = template_labels[L.WORKER_HASH]
     return ComponentSource(
         name=meta.name,
         namespace=namespace,
         spec=spec,
-        labels=_without(labels, _NEVER_LABELS),
+        labels=kept,
         parent_graph=graph,
     )

@@ -9,12 +9,13 @@ from typing import Any
 from syncagent.api.component import node_count_of
 from syncagent.render import labels as L
 from syncagent.render.naming import dynamo_namespace
+from syncagent.render.workerhash import WORKER_TYPES as WORKER_TYPES
+from syncagent.render.workerhash import runtime_namespace, worker_suffix
 
 KUBERNETES = "kubernetes"
 DGD_API_VERSION = "nvidia.com/v1beta1"
 DGD_KIND = "DynamoGraphDeployment"
 DCD_KIND = "DynamoComponentDeployment"
-WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
 DEFAULT_TYPE = "default"
 
 
@@ -77,6 +78,21 @@ class ComponentSource:
             self.parent,
             global_namespace=bool(self.spec.get("globalDynamoNamespace")),
         )
+
+    @property
+    def worker_hash(self) -> str:
+        """The worker generation rendered into this worker's pods (upstream
+        ``GetDCDEffectiveWorkerHash``): the DCD's ``nvidia.com/dynamo-worker-hash`` label, else
+        its pod template's; ``""`` for other types."""
+        template_labels = (self.pod_template.get("metadata") or {}).get("labels") or {}
+        found = self.labels.get(L.WORKER_HASH) or template_labels.get(L.WORKER_HASH) or ""
+        return worker_suffix(self.type, str(found))
+
+    @property
+    def runtime_namespace(self) -> str:
+        """The Dynamo namespace the pods register in: a worker's carries its hash (upstream
+        ``GetDCDRuntimeNamespace``)."""
+        return runtime_namespace(self.dynamo_namespace, self.type, self.worker_hash)
 
     @property
     def node_count(self) -> int:

@@ -50,9 +50,12 @@ def label_value_with_hash(value: str) -> str:
     return f"{value[: DNS_LABEL_MAX - 9]}-{hash8(value)}"
 
 
-def dcd_name(graph: str, component: str) -> str:
-    """``<dgd>-<lower(component)>``: the DCD, Deployment and (normalised) Service name."""
-    return f"{graph}-{component.lower()}"
+def dcd_name(graph: str, component: str, *, suffix: str = "") -> str:
+    """``<dgd>-<lower(component)>``, then ``-<suffix>`` when one is given (upstream
+    ``GetDCDResourceName``: the caller passes a worker component's active worker hash, see
+    :mod:`syncagent.render.workerhash`): the DCD, Deployment and (normalised) Service name."""
+    base = f"{graph}-{component.lower()}"
+    return f"{base}-{suffix}" if suffix else base
 
 
 def lws_name(dcd: str) -> str:

@@ -116,6 +116,7 @@ def pod_template(
             namespace=source.namespace,
             discovery_backend=discovery_backend(source, env),
             kube_discovery_mode=source.template_annotations.get(L.KUBE_DISCOVERY_MODE, "pod"),
+            worker_hash_suffix=source.worker_hash,
         )
     )
     main = apply_main_defaults(containers[index], defaults)

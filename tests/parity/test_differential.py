@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from syncagent.ssa.api import KubeApi
 from tests.parity.support import diff_graphs
 from tests.parity.support.diff_report import failure_message, stale_differences
-from tests.parity.support.diff_run import CaseResult, DiffCase, ServerStore, run_cases
+from tests.parity.support.diff_run import TAKEOVER, CaseResult, DiffCase, ServerStore, run_cases
 from tests.parity.support.differential import Pathway
 from tests.parity.support.reference import (
     REPO,
@@ -85,10 +85,21 @@ def cases_for(
     source: str, docs: Sequence[dict[str, Any]], namespace: str, backend: str = ""
 ) -> list[DiffCase]:
     graph = next(d for d in docs if d.get("kind") == "DynamoGraphDeployment")
-    return [
+    cases = [
         DiffCase(f"diff/{p.value}/{source}", p, docs, namespace, discovery_backend=backend)
         for p in pathways(graph)
     ]
+    # The same graph taken over from upstream's operator: rendered with the worker hash that
+    # operator recorded on it, compared without D1/D2 (the names and worker-hash fields match).
+    takeover = DiffCase(
+        f"diff/{TAKEOVER}/{source}",
+        Pathway.COMPONENT,
+        docs,
+        namespace,
+        discovery_backend=backend,
+        takeover=True,
+    )
+    return [*cases, takeover]
 
 
 # -- reference graphs -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from syncagent.programs.context import GraphContext, pathway_condition
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, environment
-from syncagent.render import generate_dcds, render_component, source_of
+from syncagent.render import generate_dcds, graph_worker_hash, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
 from syncagent.ssa import OwnerRef, leave, owner_of
 
@@ -54,7 +54,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     if result.retry or not (leftovers or _graph_holds_services(ctx)):
         return result
     env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
-    dcds = generate_dcds(ctx.typed, env=env)
+    dcds = generate_dcds(ctx.typed, env=env, worker_hash=graph_worker_hash(ctx.typed))
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)
     start = len(ctx.writer.events)

@@ -26,14 +26,17 @@ from syncagent.render import (
     GraphLive,
     Rendered,
     RenderError,
+    component_dcd_name,
     discovery_identity,
     generate_dcds,
     graph_owner,
+    graph_worker_hash,
     source_of,
 )
 from syncagent.render import labels as L
 from syncagent.render.inputs import discovery_on
-from syncagent.render.naming import dcd_name, dynamo_namespace
+from syncagent.render.naming import dynamo_namespace
+from syncagent.render.workerhash import runtime_namespace
 from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
@@ -62,7 +65,12 @@ class ComponentReconcile:
         live = self._live_dcds(ctx)
         by_name = {Body(d).meta.name: d for d in live}
         names = [c.name for c in components]
-        rendered_names = {n: dcd_name(ctx.name, n) for n in names}
+        # Worker names carry the generation upstream's operator recorded on the graph (none
+        # when absent); a DCD of another name for the component is replaced (_remove_stale).
+        worker_hash = graph_worker_hash(ctx.typed)
+        rendered_names = {
+            c.name: component_dcd_name(ctx.typed, c, worker_hash=worker_hash) for c in components
+        }
 
         def done(component: str) -> bool:
             return readiness.dcd_done(by_name.get(rendered_names.get(component, "")))
@@ -81,7 +89,7 @@ class ComponentReconcile:
             checkpoints=checkpoints.ready,
         )
         graph_live = _graph_live(live, restarting=plan.annotate)
-        dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
+        dcds = generate_dcds(ctx.typed, live=graph_live, env=env, worker_hash=worker_hash)
         await self._apply_identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
         latest = {d.name: await self._apply_dcd(ctx, d) for d in dcds}
@@ -91,7 +99,7 @@ class ComponentReconcile:
         built = build_status(
             ctx,
             result,
-            components=_component_statuses(ctx, components, latest),
+            components=_component_statuses(ctx, components, latest, rendered_names),
             restart=plan.status,
             checkpoints=checkpoints.status(),
             stale=stale,
@@ -166,26 +174,30 @@ def _graph_live(live: list[Obj], *, restarting: frozenset[str]) -> GraphLive:
 
 
 def _component_statuses(
-    ctx: GraphContext, components: list[Component], latest: Mapping[str, Obj | None]
+    ctx: GraphContext,
+    components: list[Component],
+    latest: Mapping[str, Obj | None],
+    rendered_names: Mapping[str, str],
 ) -> dict[str, dict[str, Any]]:
     """``status.components``: each DCD's reported status, zeros until it reports one."""
     out = {}
     for component in components:
         name = component.name
-        dcd = latest.get(dcd_name(ctx.name, name))
-        reported = Body(dcd).status.get("component")
+        dcd_name = rendered_names[name]
+        reported = Body(latest.get(dcd_name)).status.get("component")
         if reported:
             out[name] = dict(reported)
             continue
         multinode = component.is_multinode
-        workload = dcd_name(ctx.name, name) + ("-0" if multinode else "")
+        workload = dcd_name + ("-0" if multinode else "")
+        base = dynamo_namespace(
+            ctx.namespace, ctx.name, global_namespace=bool(component.global_dynamo_namespace)
+        )
         out[name] = {
             "componentKind": "LeaderWorkerSet" if multinode else "Deployment",
             "componentNames": [workload],
-            "runtimeNamespace": dynamo_namespace(
-                ctx.namespace,
-                ctx.name,
-                global_namespace=bool(component.global_dynamo_namespace),
+            "runtimeNamespace": runtime_namespace(
+                base, component.type, graph_worker_hash(ctx.typed)
             ),
             "replicas": 0,
             "updatedReplicas": 0,

@@ -16,6 +16,7 @@ upstream's fields.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -62,19 +63,63 @@ ATTEMPTS = 3
 CASES_AT_ONCE = 40
 
 
+TAKEOVER = "takeover"
+# What upstream's operator records on a graph it serves: the active worker generation, which
+# its worker components' names carry (docs/parity.md D1).
+WORKER_HASH_ANNOTATIONS = ("nvidia.com/current-worker-hash", "nvidia.com/current-worker-hash-v2")
+
+
 @dataclass(frozen=True, slots=True)
 class DiffCase:
-    """One graph on one pathway. ``id`` is ``diff/<pathway>/<source>``: the case id the
-    ``yaml parity`` blocks of docs/parity.md select on."""
+    """One graph on one pathway. ``id`` is ``diff/<group>/<source>``: the case id the
+    ``yaml parity`` blocks of docs/parity.md select on. ``group`` is the pathway, or
+    ``takeover`` for a graph taken over from upstream's operator on the Component pathway: its
+    graph carries the worker-hash annotations upstream wrote on its own copy
+    (:func:`taken_over`), so syncagent renders the names upstream's objects have."""
 
     id: str
     pathway: Pathway
     docs: Sequence[Mapping[str, Any]]  # the graph and the side objects it needs
     namespace: str
     discovery_backend: str = ""
+    takeover: bool = False
+
+    @property
+    def group(self) -> str:
+        return TAKEOVER if self.takeover else self.pathway.value
 
     def graph_yaml(self) -> str:
         return dump([dict(d) for d in self.docs])
+
+
+def taken_over(case: DiffCase, upstream_objects: Sequence[Mapping[str, Any]]) -> DiffCase:
+    """``case`` with its graph annotated as upstream's final copy of it is: the worker-hash
+    annotations its operator wrote (an upstream run that failed leaves the graph as given)."""
+    if not case.takeover:
+        return case
+    docs = [copy.deepcopy(dict(d)) for d in case.docs]
+    graph = next(d for d in docs if d.get("kind") == "DynamoGraphDeployment")
+    name = graph["metadata"]["name"]
+    theirs = next(
+        (
+            o
+            for o in upstream_objects
+            if o.get("kind") == "DynamoGraphDeployment" and o["metadata"].get("name") == name
+        ),
+        {},
+    )
+    recorded = (theirs.get("metadata") or {}).get("annotations") or {}
+    copied = {k: recorded[k] for k in WORKER_HASH_ANNOTATIONS if k in recorded}
+    if copied:
+        graph["metadata"].setdefault("annotations", {}).update(copied)
+    return dataclasses.replace(case, docs=docs)
+
+
+def worker_hash_of(case: DiffCase) -> bool:
+    """Whether the case's graph carries a worker-hash annotation."""
+    graph = next(d for d in case.docs if d.get("kind") == "DynamoGraphDeployment")
+    annotations = graph.get("metadata", {}).get("annotations") or {}
+    return any(k in annotations for k in WORKER_HASH_ANNOTATIONS)
 
 
 @dataclass(slots=True)
@@ -170,6 +215,8 @@ async def run_cases(
     # A DS case and a Component case of one graph share upstream's (Component) run.
     wanted = {_harness_id(c): _harness_case(c) for c in cases}
     upstream = run_harness(binary, list(wanted.values()))
+    # A takeover case renders the graph as upstream's operator left it annotated.
+    cases = [taken_over(c, upstream[_harness_id(c)].objects) for c in cases]
     harnessed = time.monotonic()
     ours = _render_all(cases)
     rendered = time.monotonic()
@@ -191,7 +238,9 @@ async def run_cases(
         f"{sum(bool(r.upstream_refused) for r in results)} graphs upstream's operator could not "
         f"run (the API server refuses part of its rendering or would refuse its pods), "
         f"{sum(bool(r.upstream_refused) and r.error is None and not r.divergences for r in results)}"
-        " of them refused or rendered alike by syncagent"
+        " of them refused or rendered alike by syncagent; "
+        f"{sum(c.takeover and worker_hash_of(c) for c in cases)} takeover cases with upstream's "
+        "worker hash"
     )
     order = {id(c): i for i, c in enumerate(cases)}
     return sorted(results, key=lambda r: order[id(r.case)])
@@ -286,11 +335,12 @@ def _harness_case(case: DiffCase) -> HarnessCase:
     )
 
 
-RenderKey = tuple[Pathway, str, str]
+# A takeover case and the Component case of one graph share pathway and namespace, not the graph.
+RenderKey = tuple[str, str, str]
 
 
 def _render_key(case: DiffCase) -> RenderKey:
-    return case.pathway, case.discovery_backend, case.namespace
+    return case.group, case.discovery_backend, case.namespace
 
 
 def _render_all(cases: Sequence[DiffCase]) -> dict[RenderKey, list[dict[str, Any]] | str]:
@@ -299,10 +349,10 @@ def _render_all(cases: Sequence[DiffCase]) -> dict[RenderKey, list[dict[str, Any
     that error as its finding while the rest are rendered again (one render per refused graph,
     not one per graph)."""
     out: dict[RenderKey, list[dict[str, Any]] | str] = {}
-    groups: dict[tuple[Pathway, str], list[DiffCase]] = {}
+    groups: dict[tuple[str, Pathway, str], list[DiffCase]] = {}
     for case in cases:
-        groups.setdefault((case.pathway, case.discovery_backend), []).append(case)
-    for (pathway, backend), group in groups.items():
+        groups.setdefault((case.group, case.pathway, case.discovery_backend), []).append(case)
+    for (_, pathway, backend), group in groups.items():
         _render_halving(group, pathway, backend, out)
     return out
 
