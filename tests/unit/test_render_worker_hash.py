@@ -209,6 +209,39 @@ def test_trtllm_leader_forwards_the_suffix_to_every_rank():
     assert lws["metadata"]["labels"][HASH_LABEL] == "aabb1122"
 
 
+def _vllm_multinode(annotations: dict[str, str] | None) -> dict[str, Any]:
+    c = component("decode", "decode", multinode={"nodeCount": 2})
+    c["podTemplate"]["spec"]["containers"][0] |= {
+        "command": ["python3", "-m", "dynamo.vllm"],
+        "args": ["--model", "m"],
+        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+    }
+    return graph([c], annotations=annotations)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "lws", "mp"),
+    [
+        # our design: an unstamped graph is new (syncagent stamps nothing): mp
+        (None, "my-dgd-decode-0", True),
+        # upstream served it unstamped (its worker hash recorded): upstream's old-graph Ray
+        ({V2: "aabb1122"}, "my-dgd-decode-aabb1122-0", False),
+        # stamped by upstream's webhook: the stamp decides, as upstream
+        ({V2: "aabb1122", "nvidia.com/dynamo-operator-origin-version": "1.4.0"},
+         "my-dgd-decode-aabb1122-0", True),
+    ],
+    ids=["unstamped new graph", "unstamped graph upstream served", "stamped graph upstream served"],
+)  # fmt: skip
+def test_vllm_executor_of_a_graph_upstream_served(annotations, lws, mp):
+    """``shouldUseMpBackend``: with no override and no origin version, upstream's gate keeps
+    Ray; a graph upstream served without the stamp must stay on it, or a takeover rolls it."""
+    templates = rendered(_vllm_multinode(annotations))[("LeaderWorkerSet", lws)].body["spec"]
+    leader = templates["leaderWorkerTemplate"]["leaderTemplate"]
+    for template in (leader, templates["leaderWorkerTemplate"]["workerTemplate"]):
+        # upstream sets it with mp only (backend_vllm.go UpdateContainer)
+        assert ("VLLM_NIXL_SIDE_CHANNEL_HOST" in env_names(template)) is mp
+
+
 # -- a live DCD, as the DCD reconciler renders it ---------------------------------------------
 
 

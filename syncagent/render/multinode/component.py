@@ -46,5 +46,6 @@ def launch_of(source: ComponentSource, *, role: Role, grove: bool) -> Launch:
         parent=source.parent,
         annotations=annotations,
         graph_owned=source.parent_graph is not None,
+        upstream_served=bool(source.worker_hash),
         gpus=lambda: container_gpus(main),
     )

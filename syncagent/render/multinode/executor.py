@@ -6,8 +6,9 @@ first created by operator >= 1.0.0 (``nvidia.com/dynamo-operator-origin-version`
 older ones and unparsable versions keep Ray. Upstream also gives Ray to anything without the
 annotation. Its webhook stamps every graph it creates, so there that means a graph older than
 the stamp; we stamp nothing, so a graph without an origin version is a new graph and gets
-``mp`` (our design, docs/multinode.md). Upstream never stamps a standalone DCD: without an
-origin version in its pod template it keeps Ray, as upstream.
+``mp`` (our design, docs/multinode.md), unless upstream's operator served it (its worker
+generation is recorded): its pods run Ray, and a takeover must not roll them. Upstream never
+stamps a standalone DCD: without an origin version in its pod template it keeps Ray, as upstream.
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ _SEMVER = re.compile(
 _UINT64 = 2**64
 
 
-def uses_mp(annotations: Mapping[str, str], *, graph_owned: bool) -> bool:
-    """``annotations``: the pod template's, with the graph's origin version when it has one."""
+def uses_mp(
+    annotations: Mapping[str, str], *, graph_owned: bool, upstream_served: bool = False
+) -> bool:
+    """``annotations``: the pod template's, with the graph's origin version when it has one;
+    ``upstream_served``: the component carries a worker hash upstream's operator recorded."""
     override = annotations.get(L.VLLM_EXECUTOR_BACKEND)
     if override is not None and override.lower() in (MP, RAY):
         return override.lower() == MP
     origin = annotations.get(L.ORIGIN_VERSION)
     if origin is None:
-        return graph_owned
+        return graph_owned and not upstream_served
     return origin_allows(origin, MP_MIN_ORIGIN)
 
 

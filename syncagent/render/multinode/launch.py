@@ -24,7 +24,9 @@ class Launch:
     ``service`` is the component name (Grove host names use it); ``parent`` the graph (or
     standalone DCD) that owns the wait-for-leader ConfigMap; ``annotations`` the pod template
     annotations, with the graph's operator origin version when it has one; ``graph_owned``
-    False for a standalone DCD (its missing origin version means old, as upstream); ``gpus``
+    False for a standalone DCD (its missing origin version means old, as upstream);
+    ``upstream_served`` True when the component carries the worker hash upstream's operator
+    recorded (a missing origin version means old there too); ``gpus``
     resolves the ``main`` container's GPU count only when a backend asks (it may raise
     ``RenderError``).
     """
@@ -36,6 +38,7 @@ class Launch:
     parent: str = ""
     annotations: Mapping[str, str] = field(default_factory=dict)
     graph_owned: bool = True
+    upstream_served: bool = False
     gpus: Callable[[], int] = _no_gpus
     ssh_secret: str = DEFAULT_SSH_SECRET
 

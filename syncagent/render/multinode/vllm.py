@@ -57,7 +57,7 @@ SHELL = ["/bin/sh", "-c"]
 def update_container(container: dict[str, Any], launch: Launch) -> None:
     if launch.multinode:
         multinode_args(container, launch, gpus=launch.gpus())
-        if uses_mp(launch.annotations, graph_owned=launch.graph_owned):
+        if _mp(launch):
             add_env(container, pod_ip_env(NIXL_SIDE_CHANNEL_HOST))
         if launch.role == "worker":
             drop_probes(container)
@@ -74,7 +74,7 @@ def update_container(container: dict[str, Any], launch: Launch) -> None:
 def multinode_args(container: dict[str, Any], launch: Launch, *, gpus: int) -> None:
     tokens = expanded(container.get("args") or [])
     spans_nodes = gpus != 0 and world_size(tokens) > gpus
-    if spans_nodes and uses_mp(launch.annotations, graph_owned=launch.graph_owned):
+    if spans_nodes and _mp(launch):
         mp_launch(container, launch)
     elif spans_nodes:
         ray_launch(container, launch)
@@ -220,3 +220,11 @@ def _wait_for_leader(main: dict[str, Any], launch: Launch) -> dict[str, Any]:
 def shell_var_syntax(text: str) -> str:
     """``$(VAR)`` -> ``${VAR}``; other text unchanged."""
     return re.sub(r"\$\(([0-9A-Za-z_]+)\)", r"${\1}", text)
+
+
+def _mp(launch: Launch) -> bool:
+    return uses_mp(
+        launch.annotations,
+        graph_owned=launch.graph_owned,
+        upstream_served=launch.upstream_served,
+    )
