@@ -2,15 +2,18 @@
 the agent applies (no tests here; ``tests/cluster/test_helm_rights.py`` runs it under the
 chart's token and reads the GETs from the audit log).
 
-The agent decides from watch caches; the one ``get`` it sends on an applied kind is the read of
-an object whose cached view proved stale (``syncagent.ssa.ownership.apply_controlled``: a
-create-only apply found the name taken, so the object is read and decided on as it is). The race
-is made here, for one kind at a time, on the real API server: the fault proxy
+The agent decides from watch caches; the ``get`` it sends on an applied kind reads an object
+whose cached view proved stale (``syncagent.ssa.ownership.apply_controlled``: a create-only apply
+found the name taken, so the object is read and decided on as it is; a failed resourceVersion
+precondition reads the same objects). The run's other scenarios read DCDs (each child's owner,
+before it is created) and Services too, but none of the other eight kinds. The race is made
+here, for one kind at a time, on the real API server: the fault proxy
 (``tests/support/apiproxy.py``) holds the agent's watches of that kind, so its cache stops; a
 foreign object of the name the agent is about to create appears behind its back (labelled so a
 current cache would show it); then a graph asks for that object. The agent's create fails on
 the existing name, it reads the object (the GET under test) and refuses it (another manager
-owns its fields), writing nothing to it.
+owns its fields), writing nothing to it. Without the hold the agent refuses the object from its
+cache and sends neither the create nor the GET.
 """
 
 from __future__ import annotations
@@ -225,6 +228,7 @@ def stale_caches_are_re_read(
 def _re_read(
     proxy: ApiProxy, kube: Kube, ns: str, user: str, case: Case, *, graph_name: str
 ) -> None:
+    """One kind: its watch held, a foreign object behind it, then the graph that wants the name."""
     audit = proxy.plane.audit_log
     name = case.name(graph_name)
     mark = audit_offset(audit)
