@@ -3,7 +3,9 @@
 :class:`ApiProxy` terminates TLS with the control plane's own serving certificate (its SANs
 name 127.0.0.1, and the agent's kubeconfig already trusts its CA), reads each HTTP/1.1 request,
 and forwards it to the API server on a connection of its own under the admin identity the
-agent's kubeconfig carries anyway. Between the two it can:
+agent's kubeconfig carries anyway; a request that brings its own bearer token (an agent running
+with a ServiceAccount token, the chart's identity) is forwarded with that token and no
+certificate, so the API server authorises and audits that identity. Between the two it can:
 
 - answer a fraction of requests badly (:class:`Faults`): 429 with ``Retry-After``, 500, a
   connection reset (before the server saw the request, or after it acted, losing the answer),
@@ -82,6 +84,11 @@ class Request:
     @property
     def params(self) -> dict[str, list[str]]:
         return parse_qs(urlsplit(self.target).query)
+
+    @property
+    def has_token(self) -> bool:
+        """Whether the client authenticates itself (a bearer token the proxy passes on)."""
+        return any(k.lower() == "authorization" for k, _ in self.headers)
 
     @property
     def is_watch(self) -> bool:
@@ -242,19 +249,29 @@ class ApiProxy:
             return
         with self._lock:
             self._conns.add(conn)
-        upstream = self.plane._http(timeout=30.0)
+        # The admin's certificate would win over a token (the API server tries client
+        # certificates first): a request with a token goes on a connection without one.
+        admin, bare = self.plane._http(timeout=30.0), self._tokens_only()
         try:
             reader = conn.makefile("rb")
             while not self._closed.is_set():
                 request = read_request(reader)
+                upstream = bare if request is not None and request.has_token else admin
                 if request is None or not self._handle(conn, request, upstream):
                     break
         except (OSError, ssl.SSLError, httpx2.HTTPError, ValueError):
             pass
         finally:
-            upstream.close()
+            admin.close()
+            bare.close()
             self._forget(conn)
             hard_close(conn)
+
+    def _tokens_only(self) -> httpx2.Client:
+        """A connection to the API server that trusts its CA and presents no certificate."""
+        assert self.plane.pki is not None
+        tls = ssl.create_default_context(cafile=str(self.plane.pki.ca_cert))
+        return httpx2.Client(base_url=self.plane.server, verify=tls, timeout=30.0)
 
     def _forget(self, conn: socket.socket) -> None:
         with self._lock:

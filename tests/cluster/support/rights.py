@@ -56,6 +56,30 @@ def used_rights(log: Path, *, user: str, offset: int = 0) -> set[Right]:
     return rights
 
 
+@dataclass(frozen=True)
+class Sent:
+    """One request on a named object, as the audit log has it."""
+
+    verb: str
+    group: str
+    resource: str
+    namespace: str
+    name: str
+    code: int
+
+
+def sent(log: Path, *, user: str, offset: int = 0) -> list[Sent]:
+    """The requests ``user`` sent on named objects after ``offset``, in the order logged."""
+    out = []
+    for event in _events(log, offset):
+        ref = event.get("objectRef") or {}
+        if event["user"]["username"] != user or not ref.get("name") or "resource" not in ref:
+            continue
+        where = (ref.get("apiGroup", ""), ref["resource"], ref.get("namespace", ""), ref["name"])
+        out.append(Sent(event["verb"], *where, event.get("responseStatus", {}).get("code", 0)))
+    return out
+
+
 def denied(log: Path, *, user: str, offset: int = 0) -> list[str]:
     """The requests of ``user`` the API server refused with 403, as ``VERB URI`` lines."""
     return [
