@@ -92,6 +92,12 @@ SCENARIOS: list[tuple[ModuleType, str]] = [
     (test_ds_agent, "test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync"),
     # Takeover of the upstream operator's fields; the fight detector, backoff and take-back.
     (test_agent_takeover, "test_agent_takes_over_fields_the_upstream_operator_wrote"),
+    # A graph the operator served: its status entry taken (patch of its managedFields), its
+    # finalizer released once it is deleted (patch of its finalizers).
+    (
+        test_agent_takeover,
+        "test_a_graph_the_operator_served_has_its_status_taken_and_can_be_deleted",
+    ),
     (test_field_fight, "test_a_second_manager_forcing_replicas_is_named_once_and_left_alone"),
     (
         test_field_fight,
