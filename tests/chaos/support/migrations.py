@@ -13,6 +13,8 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import urllib.error
+import urllib.request
 import os
 import threading
 import time
@@ -269,11 +271,40 @@ def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:
         ns, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch=str(n))
     )
     version = int(touched["metadata"]["resourceVersion"])
-    eventually(
-        lambda: any(v >= version for v in reconciled_versions(agent.logs(), f"{ns}/{G}")),
-        deadline=DEADLINE,
-        what=f"the reconcile of touch {n} (graph version {version})",
+    try:
+        eventually(
+            lambda: any(v >= version for v in reconciled_versions(agent.logs(), f"{ns}/{G}")),
+            deadline=DEADLINE,
+            what=f"the reconcile of touch {n} (graph version {version})",
+        )
+    except AssertionError as err:
+        # Whatever the cause (an agent gone, a key held back, a stuck reconcile), say it here:
+        # the loop that runs this tier keeps no other trace unless it keeps logs.
+        raise AssertionError(f"{err}\n{_agent_state(agent, f'{ns}/{G}')}") from None
+
+
+def _agent_state(agent: Agent, key: str) -> str:
+    exit_code = agent.proc.poll()
+    state = "running" if exit_code is None else f"exited {exit_code}"
+    lines = agent.logs().splitlines()
+    versions = reconciled_versions(agent.logs(), key)
+    last = [line for line in lines if '"reconciled"' not in line][-30:]
+    return (
+        f"agent {state}; graph versions reconciled {versions[-5:]}; readiness "
+        f"{_readyz(agent)}; last non-reconcile log lines:\n  " + "\n  ".join(last)
     )
+
+
+def _readyz(agent: Agent) -> str:
+    """The agent's /readyz answer (it names each watch not synced)."""
+    url = f"http://127.0.0.1:{agent.port}/readyz"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.read().decode(errors="replace").strip()
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}: {err.read().decode(errors='replace').strip()}"
+    except OSError as err:
+        return f"unanswered ({err})"
 
 
 def _second_resync_writes(kube: Kube, ns: str, agent: Agent, proxy: ApiProxy) -> list[Write]:
