@@ -13,11 +13,11 @@ nothing.
 from __future__ import annotations
 
 import contextlib
-import urllib.error
-import urllib.request
 import os
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
