@@ -26,7 +26,7 @@ from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
-from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.graph import graph_context, route, run_graph
 from syncagent.programs.registry import PROGRAMS, Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.workload import (
@@ -104,6 +104,22 @@ class Reconcilers:
         outcome = await self.run_graph(ctx)
         result = await self._finish_graph(key, ctx, outcome)
         return replace(result or Result(), observed=version)
+
+    def graph_reads(self, key: str) -> frozenset[str] | None:
+        """The resources a reconcile of graph ``key`` reads: a watch of any other one that has
+        not synced does not hold it back (``None``: all, before discovery)."""
+        namespace, name = split_key(key)
+        graph, caps = self.store.get(DGD, namespace, name), self.capabilities()
+        if caps is None:
+            return None
+        if graph is None:
+            return frozenset()
+        _, selection = route(graph, caps, store=self.store, programs=self.programs)
+        return self.programs.resources_read(selection.pathway)
+
+    def component_reads(self, _key: str) -> frozenset[str]:
+        """A component reads only the common caches, never a pathway's own kinds."""
+        return self.programs.resources_read(None)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
         writer = Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph)

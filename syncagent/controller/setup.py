@@ -105,10 +105,11 @@ def setup(
             keys=_keys_of(caches[watched]),
             backoff=backoff,
             requeue_on_capability_change=True,
+            needs=needs,
         )
-        for name, reconcile, watched in (
-            ("dgd", reconcilers.reconcile_graph, reg.GRAPHS),
-            ("dcd", reconcilers.reconcile_component, reg.COMPONENTS),
+        for name, reconcile, watched, needs in (
+            ("dgd", reconcilers.reconcile_graph, reg.GRAPHS, reconcilers.graph_reads),
+            ("dcd", reconcilers.reconcile_component, reg.COMPONENTS, reconcilers.component_reads),
         )
     ]
     for program in programs.programs:

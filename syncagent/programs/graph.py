@@ -35,6 +35,24 @@ def graph_context(
     programs: Registry = PROGRAMS,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
+    recorded, selection = route(graph, caps, store=store, programs=programs)
+    return GraphContext(
+        graph=graph,
+        caps=caps,
+        selection=selection,
+        recorded=recorded,
+        store=store,
+        writer=writer,
+        discovery_backend=discovery_backend,
+        programs=programs,
+    )
+
+
+def route(
+    graph: Obj, caps: Capabilities, *, store: Store, programs: Registry = PROGRAMS
+) -> tuple[routing.RecordedRouting | None, routing.Selection]:
+    """The pathway recorded for ``graph`` (its status, else its workloads) and the one it is
+    routed to now (routing.md §2)."""
     meta = Body(graph).meta
     annotations = meta.annotations
     components = list((graph.get("spec") or {}).get("components") or [])
@@ -47,17 +65,7 @@ def graph_context(
             if any(controlled_by(o, uid) for o in store.list(kind.kind, ns, owner=uid))
         ]
         recorded = programs.recorded_from_children(annotations, owned)
-    selection = programs.select(Route(annotations, components, caps, recorded))
-    return GraphContext(
-        graph=graph,
-        caps=caps,
-        selection=selection,
-        recorded=recorded,
-        store=store,
-        writer=writer,
-        discovery_backend=discovery_backend,
-        programs=programs,
-    )
+    return recorded, programs.select(Route(annotations, components, caps, recorded))
 
 
 async def run_graph(ctx: GraphContext) -> ProgramResult:

@@ -118,6 +118,18 @@ class Registry:
         """Every watch: the reconcilers' common ones, then each program's."""
         return self.common + tuple(w for p in self.programs for w in p.watches)
 
+    def resources_read(self, pathway: str | None) -> frozenset[str]:
+        """The resources (plurals) a reconcile of a graph routed to ``pathway`` reads from the
+        caches: the common ones, every program's workload root (cleanup and cutover of another
+        pathway's objects look for them whatever the route), and its own program's watches.
+        ``None`` (a component): the common ones only. A watch of any other resource that has
+        not synced does not hold the key back."""
+        out = {w.kind.plural for w in self.common}
+        if pathway is not None:
+            out |= {p.owns[0].plural for p in self.programs}
+            out |= {w.kind.plural for w in self.by_pathway(pathway).watches}
+        return frozenset(out)
+
     def store_kinds(self) -> tuple[Kind, ...]:
         """Every kind the programs read from their caches (``plan`` lists these)."""
         return _unique(w.kind for w in self.watched())

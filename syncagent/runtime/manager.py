@@ -7,8 +7,9 @@ Order of a run:
 3. start the watches of served APIs;
 4. campaign for the Lease (every replica keeps warm caches; only the leader runs workers; a
    leader that loses the Lease stops its workers and campaigns again). A key waits (is held
-   back) while a watch of its namespace, or a cluster-wide one, has not synced, and is queued
-   again when a watch syncs: one watch that cannot list holds back only its scope;
+   back) while a watch it reads (of its namespace, or a cluster-wide one) has not synced, and
+   is queued again when a watch syncs: one watch that cannot list holds back only the keys of
+   its namespace that read its resource;
 5. on a signal: stop taking keys, let reconciles in flight finish within the grace period,
    release the Lease, stop everything else.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +88,9 @@ class _Controller:
     concurrency: int
     resync_period: float | None
     keys: Callable[[], Iterable[str]] | None
+    # The resources a key's reconcile reads (None: every watched one): only their watches hold
+    # the key back.
+    needs: Callable[[str], Collection[str] | None] | None = None
 
 
 class Manager:
@@ -148,15 +152,18 @@ class Manager:
         keys: Callable[[], Iterable[str]] | None = None,
         backoff: Backoff | None = None,
         requeue_on_capability_change: bool = False,
+        needs: Callable[[str], Collection[str] | None] | None = None,
     ) -> WorkQueue:
         """Register a reconciler; returns its queue (wire cache handlers to ``queue.add``).
 
         ``keys`` lists every key to reconcile: all of them at the start of leadership, on each
         resync and, with ``requeue_on_capability_change``, after discovery sees a change.
+        ``needs(key)``: the resources that key's reconcile reads (None: all of them); a watch
+        of another resource that has not synced does not hold it back.
         """
         queue = WorkQueue(name, backoff=backoff, metrics=self.metrics)
         self._controllers.append(
-            _Controller(name, reconcile, queue, concurrency, resync_period, keys)
+            _Controller(name, reconcile, queue, concurrency, resync_period, keys, needs)
         )
         if requeue_on_capability_change and keys is not None:
 
@@ -276,7 +283,8 @@ class Manager:
         """``c``'s reconcile, holding back a key while a watch of its scope has not synced."""
 
         async def reconcile(key: str) -> Result | None:
-            waiting = self.watches.blocking(split_key(key)[0])
+            resources = c.needs(key) if c.needs is not None else None
+            waiting = self.watches.blocking(split_key(key)[0], resources)
             if waiting:
                 self._held.setdefault(c.name, set()).add(key)
                 return Result(held=", ".join(str(t) for t in waiting))

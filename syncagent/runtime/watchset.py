@@ -10,7 +10,7 @@ stuck watches cover a namespace, so work there waits while the rest goes on (doc
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,10 +103,17 @@ class WatchSet:
         """The running watches that have not listed yet: the stuck scopes."""
         return [e.target for e in self._entries if e.scope is not None and not e.cache.synced]
 
-    def blocking(self, namespace: str) -> list[WatchTarget]:
-        """The unsynced watches of ``namespace`` or of every namespace: work in ``namespace``
-        would read caches they have not filled."""
-        return [t for t in self.unsynced() if not t.namespace or t.namespace == namespace]
+    def blocking(
+        self, namespace: str, resources: Collection[str] | None = None
+    ) -> list[WatchTarget]:
+        """The unsynced watches of ``namespace`` or of every namespace (of ``resources`` only,
+        when given): work in ``namespace`` would read caches they have not filled."""
+        return [
+            t
+            for t in self.unsynced()
+            if (not t.namespace or t.namespace == namespace)
+            and (resources is None or t.resource in resources)
+        ]
 
     def stuck(self) -> str:
         """What readiness says while a watch has not synced ("" once every one has)."""

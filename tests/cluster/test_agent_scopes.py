@@ -1,8 +1,9 @@
-"""One stuck scope never stops the rest (issue 27): the agent watches two namespaces; one of
-them cannot be listed (its RoleBinding deleted under the chart's identity, or one CRD's list
+"""One stuck scope never stops the rest (issue 27): a scope is a namespace and a kind. The agent
+watches two namespaces; one of them cannot be listed (its RoleBinding deleted under the chart's identity, or one CRD's list
 failing behind a fault proxy). The other namespace's graphs converge, readiness names the stuck
 watch, ``syncagent_watch_unsynced`` counts it, nothing of the stuck namespace is written, and
-once the watch can list again the held-back graph converges too."""
+once the watch can list again the held-back graph converges too. Within one namespace, a kind
+only some graphs read (PodCliques: Grove graphs) holds back only those graphs."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from lightkube.resources.core_v1 import Namespace
 from lightkube.resources.rbac_authorization_v1 import RoleBinding
 
 from tests.cluster.support.chart_identity import chart_token
+from tests.cluster.support.grove import GROVE_AUTO, PCS
 from tests.support.agent import Agent, running_agent
-from tests.support.graphs import component, graph
+from tests.support.graphs import ENABLE_GROVE, component, graph
 from tests.support.httpfaults import HttpFaultProxy
 from tests.support.kube import Kube
 from tests.support.polling import eventually
@@ -134,5 +136,39 @@ def test_a_crd_whose_list_fails_in_one_namespace_holds_back_only_its_graphs(
                     stuck_watch="nvidia.com/v1beta1 dynamocomponentdeployments",
                     repair=proxy.release,
                 )
+        finally:
+            config.unlink(missing_ok=True)
+
+
+def test_a_kind_whose_list_fails_holds_back_only_the_graphs_that_read_it(
+    control_plane, kube, namespace
+):
+    """PodCliques are read only by graphs routed to Grove: a broken PodClique list holds back a
+    Grove graph and not a Component graph of the same namespace (the scope is namespace and
+    kind); the Grove graph gets its PodCliqueSet once the list works again."""
+    frontend = [component("frontend", "frontend")]
+    kube.create(graph(namespace, "fine", frontend, **{ENABLE_GROVE: "false"}))
+    kube.create(graph(namespace, "held", frontend, **{ENABLE_GROVE: "true"}))
+    with HttpFaultProxy(control_plane) as proxy:
+        proxy.fail("GET", rf"/namespaces/{namespace}/podcliques\b", 500)
+        config = proxy.kubeconfig()
+        try:
+            with running_agent(config, *GROVE_AUTO, namespace=namespace) as agent:
+                eventually(
+                    lambda: deployed(kube, namespace, "fine"),
+                    deadline=DEADLINE,
+                    what="the Component graph, which reads no PodClique",
+                )
+                status, body = readyz(agent)
+                assert status == 503, body
+                assert f"grove.io/v1alpha1 podcliques in {namespace}" in body, body
+                assert kube.get(PCS, namespace, "held") is None
+                proxy.release()
+                eventually(
+                    lambda: kube.get(PCS, namespace, "held"),
+                    deadline=DEADLINE,
+                    what="the Grove graph's PodCliqueSet once PodCliques list again",
+                )
+                eventually(agent.ready, deadline=DEADLINE, what="readiness once every watch synced")
         finally:
             config.unlink(missing_ok=True)

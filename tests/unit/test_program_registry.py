@@ -142,3 +142,15 @@ def test_the_built_in_registry_discovers_what_routing_md_names() -> None:
         ("disaggregatedset.x-k8s.io", "v1"),
         ("nvidia.com", "v1alpha1"),
     }
+
+
+def test_what_a_reconcile_reads_decides_which_unsynced_watches_hold_it_back() -> None:
+    """A graph reads the common caches, every pathway's root and its own program's kinds; a
+    component reads the common caches only (docs/runtime.md §3)."""
+    common = {w.kind.plural for w in PROGRAMS.common}
+    roots = {"dynamocomponentdeployments", "disaggregatedsets", "podcliquesets"}
+    assert PROGRAMS.resources_read(None) == common
+    assert PROGRAMS.resources_read("Component") == common | roots
+    grove = PROGRAMS.resources_read("Grove")
+    assert grove == common | roots | {"podcliques", "podcliquescalinggroups"}
+    assert PROGRAMS.resources_read("DisaggregatedSet") == common | roots
