@@ -287,7 +287,7 @@ def test_agent_emits_core_events_only(agent: Client, installed: Installed) -> No
 @pytest.mark.parametrize(
     ("verb", "group", "resource", "subresource"),
     [
-        ("patch", "nvidia.com", "dynamographdeployments", None),
+        ("update", "nvidia.com", "dynamographdeployments", None),
         ("update", "nvidia.com", "dynamographdeployments", "status"),
         ("update", "nvidia.com", "dynamocomponentdeployments", None),
         ("update", "apps", "deployments", None),
@@ -346,6 +346,9 @@ def test_agent_holds_only_its_own_lease(agent: Client, installed: Installed) -> 
     ("verb", "group", "resource", "subresource"),
     [
         ("list", "nvidia.com", "dynamocheckpoints", None),
+        # A graph the upstream operator served: its managedFields and, on deletion, its
+        # nvidia.com/ finalizer (docs/ownership.md §5).
+        ("patch", "nvidia.com", "dynamographdeployments", None),
         ("update", "nvidia.com", "dynamographdeployments", "finalizers"),
         ("update", "nvidia.com", "dynamocomponentdeployments", "finalizers"),
         ("patch", "nvidia.com", "dynamocomponentdeployments", "status"),
