@@ -67,6 +67,10 @@ TAKEOVER = "takeover"
 # What upstream's operator records on a graph it serves: the active worker generation, which
 # its worker components' names carry (docs/parity.md D1).
 WORKER_HASH_ANNOTATIONS = ("nvidia.com/current-worker-hash", "nvidia.com/current-worker-hash-v2")
+# What upstream's operator leaves on a graph it served and syncagent reads: its worker
+# generation, and the origin-version stamp its admission defaulting wrote (the vLLM multinode
+# executor of an unstamped graph that upstream served differs, docs/multinode.md).
+TAKEN_ANNOTATIONS = (*WORKER_HASH_ANNOTATIONS, "nvidia.com/dynamo-operator-origin-version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +98,8 @@ class DiffCase:
 
 def taken_over(case: DiffCase, upstream_objects: Sequence[Mapping[str, Any]]) -> DiffCase:
     """``case`` with its graph annotated as upstream's final copy of it is: the worker-hash
-    annotations its operator wrote (an upstream run that failed leaves the graph as given)."""
+    annotations its operator wrote and its origin-version stamp (an upstream run that failed
+    leaves the graph as given)."""
     if not case.takeover:
         return case
     docs = [copy.deepcopy(dict(d)) for d in case.docs]
@@ -109,7 +114,7 @@ def taken_over(case: DiffCase, upstream_objects: Sequence[Mapping[str, Any]]) ->
         {},
     )
     recorded = (theirs.get("metadata") or {}).get("annotations") or {}
-    copied = {k: recorded[k] for k in WORKER_HASH_ANNOTATIONS if k in recorded}
+    copied = {k: recorded[k] for k in TAKEN_ANNOTATIONS if k in recorded}
     if copied:
         graph["metadata"].setdefault("annotations", {}).update(copied)
     return dataclasses.replace(case, docs=docs)
