@@ -1,8 +1,8 @@
-"""What a graph's serving objects look like, for the upstream-operator scenarios (no tests here).
+"""Whether upstream's operator serves a graph, for the test that runs it (no tests here).
 
 Objects are followed by controller reference (graph -> DCDs -> Deployments -> ReplicaSets ->
-pods), never by name, because upstream and syncagent name worker objects differently
-(docs/parity.md D1).
+pods), never by name. The takeover scenarios follow every owner reference instead
+(``takeover.py``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from typing import Any
 
 from tests.e2e.support.observe import pod_ready, pods
 from tests.support.kube import DCD, DGD, Kube, condition, controller
-
-REVISION = "deployment.kubernetes.io/revision"
 
 
 def served_grove(kube: Kube) -> list[str]:
@@ -66,54 +64,3 @@ def served(
     if graph_ready and condition(found["graph"][0], "Ready").get("status") != "True":
         return None
     return found
-
-
-def identities(found: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
-    """``kind/name`` -> uid (ReplicaSets also their revision): what a takeover must keep."""
-    out = {}
-    for kind, items in found.items():
-        for item in items:
-            meta = item["metadata"]
-            revision = (meta.get("annotations") or {}).get(REVISION)
-            suffix = f" rev {revision}" if kind == "replicasets" else ""
-            out[f"{kind}/{meta['name']}"] = meta["uid"] + suffix
-    return out
-
-
-def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """Every object gone, new or with another uid/revision, one line each."""
-    out = [f"gone: {k} ({v})" for k, v in sorted(before.items()) if k not in after]
-    out += [f"new: {k} ({v})" for k, v in sorted(after.items()) if k not in before]
-    out += [
-        f"replaced: {k} ({before[k]} -> {after[k]})"
-        for k in sorted(before)
-        if k in after and before[k] != after[k]
-    ]
-    return out
-
-
-def _state(kind: str, item: dict[str, Any]) -> str:
-    meta, status = item["metadata"], item.get("status") or {}
-    if kind == "graph":
-        return str(condition(item, "Ready").get("status"))
-    if kind == "dcds":
-        ending = (
-            f" deleting, finalizers {meta.get('finalizers')}"
-            if meta.get("deletionTimestamp")
-            else ""
-        )
-        return f"{condition(item, 'Available').get('status')}{ending}"
-    if kind == "deployments":
-        return f"{status.get('readyReplicas')}/{item['spec']['replicas']} ready"
-    if kind == "replicasets":
-        return f"rev {(meta.get('annotations') or {}).get(REVISION)}"
-    return "Ready" if pod_ready(item) else str(status.get("phase"))
-
-
-def describe(found: dict[str, list[dict[str, Any]]]) -> str:
-    """One line per object: what a wait that timed out last saw."""
-    return "\n  ".join(
-        f"{kind}/{i['metadata']['name']} {i['metadata']['uid'][:8]} {_state(kind, i)}"
-        for kind, items in found.items()
-        for i in items
-    )
