@@ -73,23 +73,28 @@ def ca_file(control_plane: ControlPlane) -> str:
     return str(config["clusters"][0]["cluster"]["certificate-authority"])
 
 
+def token_config_dict(control_plane: ControlPlane, token: str) -> dict[str, Any]:
+    """A kubeconfig (as data) that authenticates with ``token`` alone."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "test",
+                "cluster": {
+                    "server": control_plane.server,
+                    "certificate-authority": ca_file(control_plane),
+                },
+            }
+        ],
+        "users": [{"name": "agent", "user": {"token": token}}],
+        "contexts": [{"name": "agent", "context": {"cluster": "test", "user": "agent"}}],
+        "current-context": "agent",
+    }
+
+
 def token_config(control_plane: ControlPlane, token: str) -> KubeConfig:
-    return KubeConfig.from_dict(
-        {
-            "clusters": [
-                {
-                    "name": "test",
-                    "cluster": {
-                        "server": control_plane.server,
-                        "certificate-authority": ca_file(control_plane),
-                    },
-                }
-            ],
-            "users": [{"name": "agent", "user": {"token": token}}],
-            "contexts": [{"name": "agent", "context": {"cluster": "test", "user": "agent"}}],
-            "current-context": "agent",
-        }
-    )
+    return KubeConfig.from_dict(token_config_dict(control_plane, token))
 
 
 @contextmanager

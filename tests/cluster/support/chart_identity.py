@@ -13,27 +13,11 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, ServiceAccount
 
 from syncagent.devcluster import ControlPlane
-from tests.support.helm import Helm, ca_file
+from tests.support.helm import Helm, token_config_dict
 
 
 def token_kubeconfig(control_plane: ControlPlane, token: str, path: Path) -> Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "test",
-                "cluster": {
-                    "server": control_plane.server,
-                    "certificate-authority": ca_file(control_plane),
-                },
-            }
-        ],
-        "users": [{"name": "agent", "user": {"token": token}}],
-        "contexts": [{"name": "agent", "context": {"cluster": "test", "user": "agent"}}],
-        "current-context": "agent",
-    }
-    path.write_text(yaml.safe_dump(config))
+    path.write_text(yaml.safe_dump(token_config_dict(control_plane, token)))
     return path
 
 
