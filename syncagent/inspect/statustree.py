@@ -102,7 +102,7 @@ def build(
     program.children = _subtree(Body(graph).meta.uid, children, recent)
     root.children = [program]
     nodes = list(root.walk())
-    templates = {n.ref: labels for n, labels in _workload_templates(nodes, [graph, *objects])}
+    templates = {n.ref: labels for n, labels in _workload_pods(nodes, [graph, *objects])}
     for node in nodes:
         if node.kind == "Service":
             _mark_selection(node, templates, _selector(node, objects))
@@ -207,13 +207,22 @@ def _last_seen(ev: Obj) -> datetime | None:
     return None
 
 
-def _workload_templates(
+def _workload_pods(
     nodes: list[Node], objects: Iterable[Obj]
 ) -> Iterable[tuple[Node, list[Mapping[str, str]]]]:
+    """Per workload node, the label sets a Service selector may match: its pod templates', and
+    its pods' (controllers add labels to the pods they create: LeaderWorkerSet's own headless
+    Services select those)."""
     by_ref = {f"{Body(o).kind}/{Body(o).meta.name}": o for o in objects}
     for node in nodes:
         if node.kind in WORKLOADS and node.ref in by_ref:
-            yield node, list(pod_template_labels(Body(by_ref[node.ref]).spec))
+            labels = list(pod_template_labels(Body(by_ref[node.ref]).spec))
+            labels += [
+                Body(by_ref[n.ref]).meta.labels
+                for n in node.walk()
+                if n.kind == "Pod" and n.ref in by_ref
+            ]
+            yield node, labels
 
 
 def pod_template_labels(spec: Mapping[str, Any], depth: int = 0) -> Iterable[Mapping[str, str]]:

@@ -124,6 +124,16 @@ def test_a_service_names_the_workload_its_selector_matches() -> None:
     assert (service.selects, service.ready) == ([], False)
 
 
+def test_a_service_matching_pod_labels_a_controller_added_selects_that_workload() -> None:
+    graph, objects = _cutover()
+    pod = objects[3]
+    pod["metadata"]["labels"] = {"pod-template-hash": "1", "app": "w"}
+    objects[-1]["spec"]["selector"] = {"pod-template-hash": "1"}  # on the pod, not the template
+    root = build(graph, objects, now=NOW, window=WINDOW)
+    service = next(n for n in root.walk() if n.kind == "Service")
+    assert service.selects == ["Deployment/g-w"]
+
+
 def test_not_ready_nodes_carry_the_reason_and_recent_events() -> None:
     graph, objects = _cutover()
     ds = objects[4]
