@@ -1,7 +1,7 @@
 """Entry point of the ``syncagent`` command.
 
 Exit codes (every subcommand):
-  0  success (``plan``: no changes)
+  0  success (``plan``: no changes; ``status``: the tree was printed, ready or not)
   1  error: bad input, a usage error, unreachable cluster, a failed operation; one line on
      stderr says why
   2  ``plan``, ``conflicts``, ``managers``: there are changes, conflicts or findings

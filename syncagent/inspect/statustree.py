@@ -109,14 +109,25 @@ def build(
     return root
 
 
-def _subtree(uid: str, children: Mapping[str, list[Obj]], recent: _Events) -> list[Node]:
+def _subtree(
+    uid: str,
+    children: Mapping[str, list[Obj]],
+    recent: _Events,
+    above: frozenset[str] = frozenset(),
+) -> list[Node]:
+    """``above``: the uids on the path here; a controller reference back up one (which the API
+    server does not refuse) ends the branch instead of recursing forever."""
     out: list[Node] = []
+    above = above | {uid}
     for obj in children.get(uid, ()):
+        child = Body(obj).meta.uid
+        if child in above:
+            continue
         if Body(obj).kind in PASS_THROUGH:
-            out += _subtree(Body(obj).meta.uid, children, recent)
+            out += _subtree(child, children, recent, above)
             continue
         node = _node(obj, recent)
-        node.children = _subtree(Body(obj).meta.uid, children, recent)
+        node.children = _subtree(child, children, recent, above)
         out.append(node)
     return sorted(out, key=_sort_key)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from syncagent.cli.main import main
 from syncagent.render.naming import dcd_name
@@ -59,8 +60,8 @@ def reader(kube: Kube, ns: str, name: str = "reader") -> str:
     return f"system:serviceaccount:{ns}:{name}"
 
 
-def _status(kc, ns: str, capsys, *args: str) -> tuple[int, dict[str, Any], str]:
-    code = main(["status", "s", "-n", ns, "--kubeconfig", str(kc), "-o", "json", *args])
+def _status(kc, ns: str, capsys, *args: str, name: str = "s") -> tuple[int, dict[str, Any], str]:
+    code = main(["status", name, "-n", ns, "--kubeconfig", str(kc), "-o", "json", *args])
     out = capsys.readouterr()
     return code, orjson.loads(out.out or "{}"), out.err
 
@@ -141,6 +142,18 @@ def test_tree_of_a_converged_graph_matches_the_cluster(
     for comp in ("frontend", "worker"):
         service = nodes[f"Service/{dcd_name('s', comp)}"]
         assert service["selects"] == [f"Deployment/{dcd_name('s', comp)}"], service
+
+    # -o yaml is the same document.
+    assert main(["status", "s", "-n", namespace, "--kubeconfig", str(kc), "-o", "yaml"]) == 0
+    as_yaml = yaml.safe_load(capsys.readouterr().out)
+    assert as_yaml["tree"] == doc["tree"]
+    # A graph that is not there: one line, exit 1.
+    code, _, err = _status(kc, namespace, capsys, "--as", user, name="absent")
+    assert code == 1
+    assert err.strip() == (
+        f"error: DynamoGraphDeployment/{namespace}/absent: not found in namespace {namespace}; "
+        "check the name and -n/--namespace"
+    )
 
     # Someone without the rights: one line naming what to grant.
     code, _, err = _status(

@@ -180,6 +180,18 @@ def test_objects_of_other_graphs_stay_out() -> None:
     assert "DynamoGraphDeployment/other" not in refs
 
 
+def test_a_controller_loop_ends_the_branch() -> None:
+    graph, objects = _cutover()
+    dcd = objects[0]
+    # The graph names its own DCD as its controller: a loop back to the root.
+    graph["metadata"]["ownerReferences"] = [
+        {"kind": dcd["kind"], "name": "g-w", "uid": dcd["metadata"]["uid"], "controller": True}
+    ]
+    refs = [n.ref for n in build(graph, [graph, *objects], now=NOW, window=WINDOW).walk()]
+    assert refs.count("DynamoGraphDeployment/g") == 1
+    assert refs.count("DynamoComponentDeployment/g-w") == 1
+
+
 def test_readiness_rules() -> None:
     deployment = _obj(
         "Deployment",

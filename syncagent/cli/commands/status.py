@@ -99,7 +99,10 @@ async def watch(client: AsyncClient, view: View) -> None:
 
 
 def _show(view: View, root: statustree.Node | None, screen: statusview.Screen) -> None:
-    if root is None:
+    if root is None and view.output != "text":
+        # stdout carries documents only; the absence is said on stderr.
+        print(f"{view.subject}: not found; waiting for it to be created", file=sys.stderr)
+    elif root is None:
         screen.show(statusview.missing(view.subject))
     elif view.output == "text":
         screen.show(statusview.render(root))
