@@ -1,7 +1,7 @@
 """Entry point of the ``syncagent`` command.
 
 Exit codes (every subcommand):
-  0  success (``plan``: no changes)
+  0  success (``plan``: no changes; ``status``: the tree was printed, ready or not)
   1  error: bad input, a usage error, unreachable cluster, a failed operation; one line on
      stderr says why
   2  ``plan``, ``conflicts``, ``managers``: there are changes, conflicts or findings
@@ -30,6 +30,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "blame",
     "conflicts",
     "managers",
+    "status",
+    "completion",
 )
 
 EPILOG = """exit codes:
@@ -47,9 +49,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(1, f"error: {self.prog}: {message}; see {self.prog} --help\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(
+    *, prog: str = "syncagent", commands: Sequence[str] = SUBCOMMANDS
+) -> argparse.ArgumentParser:
+    """The command line; the kubectl plugin builds it with its own name and the inspect
+    commands only (``cli/plugin.py``)."""
     parser = Parser(
-        prog="syncagent",
+        prog=prog,
         description="Keep NVIDIA Dynamo inference graphs deployed through server-side apply.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -61,14 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="on an internal error, print the traceback too (accepted anywhere on the line)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in commands:
         importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}").register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None
+) -> int:
     args_in, debug = boundary.take_debug_flag(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
+    parser = parser or build_parser()
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)

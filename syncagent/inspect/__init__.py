@@ -1,5 +1,5 @@
 """Shared logic of the laptop and debugging tools (``plan``, ``blame``, ``conflicts``,
-``managers``); the CLI modules only parse flags and print.
+``managers``, ``status``); the CLI modules only parse flags and print.
 
 - ``planengine``: an apply engine that only dry-runs, composes successive dry runs of one object
   and records every apply and delete the programs ask for.
@@ -11,6 +11,9 @@
   the agent declared, read back from its ``FieldFight`` Events (for ``conflicts``).
 - What a takeover adopts, and the takeover targets per kind, come from
   ``syncagent.programs.takeover`` (shared with the programs; docs/ownership.md).
+- ``statustree`` (pure: objects -> tree nodes), ``readiness`` (pure: ready or why not),
+  ``statusjson`` (the stable ``-o json`` document), ``statusread`` (the lists and watches):
+  ``syncagent status`` (docs/status.md).
 - ``kinds``, ``live``, ``session``: KIND/NAME resolution, reading one object, the client
   (``--as`` impersonation) and the one-line errors.
 """

@@ -1,0 +1,124 @@
+"""``syncagent status``: what it does (flags: ``syncagent.cli.status``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+import orjson
+import yaml
+from lightkube import AsyncClient
+
+from syncagent.cli.commands import statusview
+from syncagent.cli.errors import UserError
+from syncagent.cli.flags import connection
+from syncagent.inspect import statusjson, statusread, statustree
+from syncagent.inspect.session import InspectError, default_namespace, run_async
+
+# Changes come in bursts (a rollout touches a Deployment, its ReplicaSets and pods at once):
+# one redraw per burst, not one per event.
+COALESCE = 0.2
+
+
+def run(args: argparse.Namespace) -> int:
+    conn = connection(args)
+    namespace = default_namespace(conn)
+    view = View(args.graph, namespace, window=timedelta(seconds=args.since), output=args.output)
+    try:
+        if args.watch:
+            run_async(conn, lambda client: watch(client, view))
+            return 0
+        objects = run_async(conn, lambda client: statusread.read_once(client, namespace))
+    except InspectError as err:
+        raise UserError(str(err)) from None
+    root = view.tree(objects)
+    if root is None:
+        raise UserError(
+            f"{view.subject}: not found in namespace {namespace}; check the name and -n/--namespace"
+        )
+    view.print(root, statusview.console())
+    return 0
+
+
+class View:
+    """The tree of one graph from the objects of its namespace, and its printed forms."""
+
+    def __init__(self, graph: str, namespace: str, *, window: timedelta, output: str) -> None:
+        self.graph, self.namespace, self.window, self.output = graph, namespace, window, output
+        self.subject = f"DynamoGraphDeployment/{namespace}/{graph}"
+
+    def tree(self, objects: list[dict[str, Any]]) -> statustree.Node | None:
+        graphs = [
+            o
+            for o in objects
+            if o.get("kind") == "DynamoGraphDeployment" and o["metadata"]["name"] == self.graph
+        ]
+        if not graphs:
+            return None
+        events = [o for o in objects if o.get("kind") == "Event"]
+        rest = [o for o in objects if o.get("kind") != "Event"]
+        now = datetime.now(UTC)
+        return statustree.build(graphs[0], rest, events, now=now, window=self.window)
+
+    def document(self, root: statustree.Node) -> dict[str, Any]:
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return statusjson.document(root, namespace=self.namespace, generated=now)
+
+    def print(self, root: statustree.Node, console: Any, *, one_line: bool = False) -> None:
+        if self.output == "json":
+            option = 0 if one_line else orjson.OPT_INDENT_2
+            sys.stdout.write(orjson.dumps(self.document(root), option=option).decode() + "\n")
+        elif self.output == "yaml":
+            sys.stdout.write(yaml.safe_dump(self.document(root), sort_keys=False))
+        else:
+            console.print(statusview.render(root))
+        sys.stdout.flush()
+
+
+async def watch(client: AsyncClient, view: View) -> None:
+    kinds = await statusread.served_kinds(client, view.namespace)
+    watched = statusread.Watched(client, kinds, view.namespace)
+    changed = _Signal()
+    watched.on_change(changed.set)
+    console = statusview.console()
+    async with anyio.create_task_group() as tg:
+        await watched.start(tg)
+        with statusview.Screen(console, live=view.output == "text") as screen:
+            last: object = None
+            while True:
+                root = view.tree(watched.objects())
+                key = None if root is None else statusjson.node_dict(root)
+                if key != last:
+                    last = key
+                    _show(view, root, screen)
+                await changed.wait()
+                await anyio.sleep(COALESCE)
+
+
+def _show(view: View, root: statustree.Node | None, screen: statusview.Screen) -> None:
+    if root is None and view.output != "text":
+        # stdout carries documents only; the absence is said on stderr.
+        print(f"{view.subject}: not found; waiting for it to be created", file=sys.stderr)
+    elif root is None:
+        screen.show(statusview.missing(view.subject))
+    elif view.output == "text":
+        screen.show(statusview.render(root))
+    else:
+        view.print(root, screen.console, one_line=view.output == "json")
+
+
+class _Signal:
+    """Set by the informers' handlers (plain calls), awaited by the redraw loop."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        self._event = anyio.Event()
