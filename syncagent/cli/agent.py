@@ -8,13 +8,16 @@ option objects, and serves until SIGTERM.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import anyio
 
 from syncagent.cli.errors import UserError
-from syncagent.cli.settings import AgentSettings, LeaderElection
+from syncagent.cli.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, setup
+from syncagent.controller.history import HistoryRecorder
+from syncagent.controller.history import routes as history_routes
 from syncagent.programs.capabilities import (
     CapabilityRequiredError,
     capability_overrides,
@@ -29,6 +32,7 @@ from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import default_metrics
 from syncagent.runtime.shard import ShardSettings
 from syncagent.ssa.fights import FightPolicy
+from syncagent.ssa.historylog import HistoryLog
 
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -77,9 +81,10 @@ def serve(settings: AgentSettings) -> int:
         fights=fights,
         shard=shard,
     )
-    setup(manager, client, controllers)
+    history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
+    setup(manager, client, controllers, history=history)
     try:
-        anyio.run(_serve, manager, settings.http.health)
+        anyio.run(_serve, manager, settings.http, history)
     except BaseException as err:
         required = _find(err, CapabilityRequiredError)
         if required is not None:
@@ -106,8 +111,13 @@ def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None
     )
 
 
-async def _serve(manager: Manager, health: str | None) -> None:
+async def _serve(manager: Manager, addresses: Http, history: HistoryRecorder | None) -> None:
     async with anyio.create_task_group() as tg:
+        health = addresses.health
+        if history is not None and addresses.history is not None:
+            # Its own port: the chart's history Service exposes it, and nothing else.
+            server = http.Server(addresses.history, history_routes(history), what="history")
+            await tg.start(http.serve_endpoint, server)
         if health is not None:
             # Probes only: the kubelet reaches this port, so it serves nothing else.
             table = http.routes(metrics=manager.metrics, health=manager.health)
