@@ -58,8 +58,9 @@ def _begins(obj: Mapping[str, Any], served: Mapping[str, Any]) -> tuple[float, s
     start = float(served.get("start") or 0.0)
     complete = float(served.get("completeSince") or start)
     created = _created(obj)
-    if created >= complete:
-        return created, "created"
+    # creationTimestamp has whole seconds: created in the second the history began counts.
+    if created + 1.0 > complete:
+        return max(created, complete), "created"
     return complete, "trimmed" if complete > start else "agent-start"
 
 
