@@ -38,9 +38,11 @@ def test_history_port_is_the_same_on_flag_container_and_its_service() -> None:
 def test_the_reader_role_opens_the_history_service_proxy_and_nothing_else() -> None:
     docs = render()
     reader = Rules.of(one(docs, "ClusterRole", READER))
-    assert reader.allows("", "services/proxy", "get", name=SERVICE)
-    assert not reader.allows("", "services/proxy", "get", name="r1-syncagent-metrics")
-    assert not reader.allows("", "services/proxy", "create", name=SERVICE)
+    # RBAC names a proxy request NAME:PORT, the port as the URL gives it (name or number).
+    for port in ("history", "8082"):
+        assert reader.allows("", "services/proxy", "get", name=f"{SERVICE}:{port}")
+        assert not reader.allows("", "services/proxy", "create", name=f"{SERVICE}:{port}")
+    assert not reader.allows("", "services/proxy", "get", name="r1-syncagent-metrics:metrics")
     assert not reader.allows("", "services", "get", name=SERVICE)
     assert len(reader.rules) == 1
     # For people to bind: nothing binds it to the agent.

@@ -11,11 +11,14 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from syncagent.cli.main import main
+from tests.cluster.support.chart_identity import token_kubeconfig
 from tests.cluster.support.history import expose, free_port, host_address
 from tests.support.agent import running_agent
 from tests.support.graphs import component, graph
+from tests.support.helm import CHART, Helm
 from tests.support.kubectl import Kubectl
 from tests.support.polling import eventually
 
@@ -114,3 +117,100 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
         )
         assert managers(field(again, REPLICAS))[::2] == [[OURS], [OURS]]
         assert again["since"] == after["since"]
+
+
+def _reader_kubeconfig(control_plane, kube, ns: str, tmp_path) -> Any:
+    """A ServiceAccount that may get Deployments of ``ns``, and nothing of the agent's."""
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "reader", "namespace": ns},
+        }
+    )
+    rule = {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role"}
+    kube.create({**role, "metadata": {"name": "reader", "namespace": ns}, "rules": [rule]})
+    _bind(kube, ns, "Role", "reader")
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    path = f"/api/v1/namespaces/{ns}/serviceaccounts/reader/token"
+    token = kube.request("POST", path, request)["status"]["token"]
+    return token_kubeconfig(control_plane, token, tmp_path / "reader.kubeconfig")
+
+
+def _bind(kube, ns: str, kind: str, role: str) -> None:
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": f"reader-{role}", "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
+        }
+    )
+
+
+def _chart_reader_role(control_plane, ns: str, tmp_path) -> dict[str, Any]:
+    """The chart's history-reader ClusterRole, rendered for release ``ns``."""
+    rendered = Helm(control_plane, tmp_path)(
+        "template", ns, str(CHART), "-n", ns, "--show-only", "templates/history.yaml"
+    )
+    return next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "ClusterRole")
+
+
+@pytest.mark.helm
+def test_reading_the_history_takes_the_charts_reader_role(
+    control_plane, kube, namespace, capsys, tmp_path
+):
+    role = _chart_reader_role(control_plane, namespace, tmp_path)
+    service = f"{namespace}-syncagent-history"  # what the chart names it for this release
+    address = host_address()
+    port = free_port(address)
+    expose(kube, namespace, service, address, port)
+    kube.create(plain_deployment(namespace, DEPLOY))
+    config = _reader_kubeconfig(control_plane, kube, namespace, tmp_path)
+    argv = ["blame", f"deploy/{DEPLOY}", "--history", "-n", namespace]
+    argv += ["--kubeconfig", str(config), "--agent-service", f"{namespace}/{service}"]
+    flags = ("--history-bind-address", f"{address}:{port}")
+    with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: Deployment/{namespace}/{DEPLOY}: Service/{namespace}/")
+        assert "HTTP 403" in err
+        assert "history-reader" in err
+        kube.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+        try:
+            _bind(kube, namespace, "ClusterRole", role["metadata"]["name"])
+
+            def allowed() -> str | None:
+                code = main(argv)
+                out, err = capsys.readouterr()
+                if code != 0 and "HTTP 403" not in err:  # anything but "not yet" is a failure
+                    raise AssertionError(err)
+                return out if code == 0 else None
+
+            text = eventually(allowed, deadline=DEADLINE, what="the reader role to take effect")
+        finally:
+            kube.request(
+                "DELETE",
+                f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{role['metadata']['name']}",
+            )
+    assert text.startswith(f"Deployment/{namespace}/{DEPLOY}: ownership history since ")
+    assert "No field changed hands." in text
+
+
+def plain_deployment(ns: str, name: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+            },
+        },
+    }
