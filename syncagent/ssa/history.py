@@ -4,7 +4,7 @@ managedFields say who owns each field now, never who owned it before. The agent 
 version of the objects it watches, so it can keep the difference between consecutive versions
 (docs/ownership.md §6): per field manager entry (manager, operation, subresource) the paths it
 gained and the paths it lost, and, for the paths a ``tracked`` manager (the agent's own) holds
-before or after, the value before and after. Pure: the caller says when it saw the change.
+before or after, the value before and after when it changed. Pure: the caller says when it saw the change.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class ManagerChange:
 
 @dataclass(frozen=True, slots=True)
 class ValueChange:
-    """A tracked path's value before and after (compact JSON; None: absent)."""
+    """A tracked path's value before and after, when it changed (compact JSON; None: absent)."""
 
     path: str
     before: str | None
@@ -144,7 +144,7 @@ def transition(
     if not changes:
         return None
     ours |= _tracked_paths(before, after, tracked, moved)
-    values = tuple(_value(old, new, p) for p in sorted(moved & ours, key=render))
+    values = tuple(v for p in sorted(moved & ours, key=render) if (v := _value(old, new, p)))
     rv = str(((new.get("metadata") or {}).get("resourceVersion")) or "")
     return Transition(time, rv, tuple(changes), values)
 
@@ -169,12 +169,19 @@ def _rendered(paths: Iterable[FieldPath]) -> tuple[str, ...]:
     return tuple(sorted(render(p) for p in paths))
 
 
-def _value(old: Mapping[str, Any], new: Mapping[str, Any], path: FieldPath) -> ValueChange:
-    return ValueChange(render(path), _json_at(old, path), _json_at(new, path))
+_ABSENT = object()
 
 
-def _json_at(obj: Mapping[str, Any], path: FieldPath) -> str | None:
-    for value in lookup(obj, path):
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 3] + "..."
-    return None
+def _value(old: Mapping[str, Any], new: Mapping[str, Any], path: FieldPath) -> ValueChange | None:
+    """The path's value before and after, when it changed (a takeover moves owners only)."""
+    before, after = next(lookup(old, path), _ABSENT), next(lookup(new, path), _ABSENT)
+    if before == after:
+        return None
+    return ValueChange(render(path), _json(before), _json(after))
+
+
+def _json(value: Any) -> str | None:
+    if value is _ABSENT:
+        return None
+    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 3] + "..."

@@ -1,7 +1,8 @@
 """The bounded ownership history: transitions per object, oldest dropped first (pure).
 
-Each transition is kept as its compact JSON (``bytes``: a few hundred bytes, where the same
-transition as Python objects takes several times that). One budget covers every object: when a
+Each transition is kept as its JSON, deflated (``bytes``: a flip of one field takes about 200
+bytes; a takeover, every path of an object twice, about 1 KB where its JSON has 10), never as
+Python objects, which would take several times that. One budget covers every object: when a
 new transition would exceed it, the oldest transitions of the whole log go first, whichever
 object they belong to. So every object's history is complete since one instant,
 :attr:`HistoryLog.complete_since`: the start, or the time of the newest transition dropped. The cost of a transition
@@ -16,6 +17,7 @@ both see it) is kept once.
 
 from __future__ import annotations
 
+import zlib
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,14 +30,15 @@ from syncagent.ssa.history import Transition
 ObjectKey = tuple[str, str, str, str]  # API group, kind, namespace, name
 
 DEFAULT_BUDGET = 16 * 1024 * 1024
-ENTRY_OVERHEAD = 56  # the bytes object's header and its slots in two lists
-OBJECT_OVERHEAD = 400  # the record, its list, its key tuple and the dict slot
+ENTRY_OVERHEAD = 64  # the bytes object's header and its slots in the record and the queue
+OBJECT_OVERHEAD = 800  # the record, its list, its key tuple and strings, the dict slot
 
 
 class _Record:
-    __slots__ = ("entries", "last_version", "uid")
+    __slots__ = ("entries", "key", "last_version", "uid")
 
-    def __init__(self, uid: str) -> None:
+    def __init__(self, key: ObjectKey, uid: str) -> None:
+        self.key = key
         self.uid = uid
         self.entries: list[bytes] = []
         self.last_version = ""
@@ -59,20 +62,20 @@ class HistoryLog:
         self.used = 0
         self.dropped = 0  # transitions dropped for the budget, since the start
         self._records: dict[ObjectKey, _Record] = {}
-        self._order: deque[tuple[ObjectKey, _Record]] = deque()  # one per kept transition
+        self._order: deque[_Record] = deque()  # one per kept transition, oldest first
 
     def record(self, key: ObjectKey, uid: str, transition: Transition) -> None:
         rec = self._records.get(key)
         if rec is None or rec.uid != uid:
             self.forget(key)
-            rec = self._records[key] = _Record(uid)
+            rec = self._records[key] = _Record(key, uid)
             self.used += OBJECT_OVERHEAD
         elif transition.resource_version and rec.last_version == transition.resource_version:
             return
-        data = orjson.dumps(transition.to_doc())
+        data = zlib.compress(orjson.dumps(transition.to_doc()))
         rec.last_version = transition.resource_version
         rec.entries.append(data)
-        self._order.append((key, rec))
+        self._order.append(rec)
         self.used += len(data) + ENTRY_OVERHEAD
         while self.used > self.budget and self._order:
             self._drop_oldest()
@@ -85,23 +88,23 @@ class HistoryLog:
             rec.entries.clear()
 
     def _drop_oldest(self) -> None:
-        key, rec = self._order.popleft()
+        rec = self._order.popleft()
         if not rec.entries:  # forgotten: already paid back
             return
         data = rec.entries.pop(0)
         self.used -= len(data) + ENTRY_OVERHEAD
         self.dropped += 1
-        self.complete_since = max(self.complete_since, float(orjson.loads(data)["time"]))
-        if not rec.entries and self._records.get(key) is rec:
+        self.complete_since = max(self.complete_since, float(_load(data)["time"]))
+        if not rec.entries and self._records.get(rec.key) is rec:
             # Nothing left to show; the object's history is empty since complete_since.
-            del self._records[key]
+            del self._records[rec.key]
             self.used -= OBJECT_OVERHEAD
 
     def get(self, key: ObjectKey) -> History | None:
         rec = self._records.get(key)
         if rec is None:
             return None
-        return History(rec.uid, tuple(orjson.loads(e) for e in rec.entries))
+        return History(rec.uid, tuple(_load(e) for e in rec.entries))
 
     def __len__(self) -> int:
         return sum(len(r.entries) for r in self._records.values())
@@ -111,3 +114,8 @@ class HistoryLog:
 
     def stats(self) -> Mapping[str, int]:
         return {"objects": self.objects(), "bytes": self.used, "dropped": self.dropped}
+
+
+def _load(data: bytes) -> dict[str, Any]:
+    doc: dict[str, Any] = orjson.loads(zlib.decompress(data))
+    return doc

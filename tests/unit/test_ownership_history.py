@@ -4,6 +4,7 @@ bounded log, the per-field timeline ``blame --history`` prints, and the agent's 
 from __future__ import annotations
 
 import copy
+import zlib
 from typing import Any
 
 import orjson
@@ -106,11 +107,16 @@ def test_values_are_kept_only_for_fields_our_managers_hold() -> None:
         ("kubectl-label", (".metadata.labels.team",))
     ]
     assert found.values == ()
-    # A co-owner joining a field we hold (our entry unchanged) does record its value.
+    # A co-owner joining a field we hold (our entry unchanged): its value, when it moved.
     joined = deployment(2, entry(OURS, REPLICAS), entry("x", REPLICAS))
     found = transition(old, joined, time=1.0, tracked=ours)
     assert found is not None
-    assert [(v.path, v.before, v.after) for v in found.values] == [(".spec.replicas", "2", "2")]
+    assert [(c.manager, c.gained) for c in found.changes] == [("x", (".spec.replicas",))]
+    assert found.values == ()  # the same value: ownership moved, nothing else
+    joined["spec"]["replicas"] = 4
+    found = transition(old, joined, time=1.0, tracked=ours)
+    assert found is not None
+    assert [(v.path, v.before, v.after) for v in found.values] == [(".spec.replicas", "2", "4")]
 
 
 def test_a_long_value_is_cut() -> None:
@@ -138,7 +144,8 @@ KEY = ("apps", "Deployment", "ns", "web")
 
 
 def test_the_log_drops_the_oldest_transitions_of_all_objects_first() -> None:
-    one = len(orjson.dumps(flip(1.0, "1", to_kubectl=True).to_doc())) + ENTRY_OVERHEAD
+    one = len(zlib.compress(orjson.dumps(flip(1.0, "1", to_kubectl=True).to_doc())))
+    one += ENTRY_OVERHEAD
     log = HistoryLog(start=0.0, budget=2 * OBJECT_OVERHEAD + 3 * one)
     log.record(KEY, "u1", flip(1.0, "1", to_kubectl=True))
     other = ("apps", "Deployment", "ns", "api")
@@ -171,7 +178,7 @@ def test_the_log_keeps_a_version_once_and_starts_afresh_on_a_new_uid() -> None:
     assert (kept.uid, [t["time"] for t in kept.transitions]) == ("u9", [2.0])
     assert len(log) == 1
     assert log.used == OBJECT_OVERHEAD + sum(
-        len(orjson.dumps(t)) + ENTRY_OVERHEAD for t in kept.transitions
+        len(zlib.compress(orjson.dumps(t))) + ENTRY_OVERHEAD for t in kept.transitions
     )
 
 
