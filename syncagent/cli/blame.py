@@ -19,8 +19,8 @@ With --history, print each field's owners over time instead: every change of han
 saw since it started (or since the object was created), with the value before and after for
 fields the agent renders. The agent keeps that history in memory and serves it on its history
 port; this reads it through the API server's service proxy, so it needs get on services/proxy
-for the agent's history Service (the chart's <release>-history-reader ClusterRole), besides
-get on the object."""
+for the agent's history Service (the chart's ClusterRole <release>-syncagent-history-reader),
+besides get on the object."""
 
 AGENT_SERVICE = "syncagent-system/syncagent-history:history"
 

@@ -15,6 +15,7 @@ import httpx2
 import orjson
 from lightkube import AsyncClient
 
+from syncagent.cli.blame import AGENT_SERVICE
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.inspect import history
@@ -58,11 +59,8 @@ def _service(text: str) -> tuple[str, str, str]:
     namespace, sep, rest = text.partition("/")
     name, _, port = rest.partition(":")
     if not sep or not namespace or not name or "/" in rest:
-        raise UserError(f"--agent-service {text}: expected NS/NAME[:PORT], e.g. {_EXAMPLE}")
+        raise UserError(f"--agent-service {text}: expected NS/NAME[:PORT], e.g. {AGENT_SERVICE}")
     return namespace, name, port or "history"
-
-
-_EXAMPLE = "syncagent-system/syncagent-history:history"
 
 
 async def fetch(
@@ -79,7 +77,7 @@ async def fetch(
     try:
         response = await http_client(client).get(path, params=params)
     except httpx2.TransportError as err:
-        raise InspectError(f"{where}: the history request failed: {err}") from None
+        raise InspectError(f"{subject}: {where}: the history request failed: {err}") from None
     if response.status_code == 200:
         try:
             doc: dict[str, Any] = orjson.loads(response.content)
@@ -99,7 +97,7 @@ def _refusal(response: httpx2.Response, port: str) -> str:
     if code == 403:
         return (
             f"HTTP 403 {message}; reading the history needs get on services/proxy for this "
-            "Service (bind the chart's <release>-history-reader ClusterRole)"
+            "Service (bind the chart's ClusterRole <release>-syncagent-history-reader)"
         )
     if code == 404 and "services" in message:
         return (
