@@ -9,7 +9,8 @@ object's owners then are in its managedFields, which the reader has. A delete fo
 a label-selected watch also reports an object that merely stopped matching as deleted; the
 budget ages a deleted object's history out, and a new UID under its name starts afresh.
 
-``GET /history?group=G&kind=K&namespace=NS&name=N`` answers one object's kept transitions and
+``GET /history?group=G&kind=K&namespace=NS&name=N`` (group and namespace empty for the core
+group and a cluster-scoped object) answers one object's kept transitions and
 the instant since which the history is complete (:func:`routes`).
 """
 
@@ -71,10 +72,10 @@ class HistoryRecorder:
         return handle
 
     def answer(self, query: Mapping[str, str]) -> Response:
-        missing = [p for p in ("kind", "namespace", "name") if not query.get(p)]
+        missing = [p for p in ("kind", "name") if not query.get(p)]
         if missing:
-            return Response(400, f"history: give {', '.join(missing)} (and group)\n")
-        key = (query.get("group", ""), query["kind"], query["namespace"], query["name"])
+            return Response(400, f"history: give {' and '.join(missing)} (and group, namespace)\n")
+        key = (query.get("group", ""), query["kind"], query.get("namespace", ""), query["name"])
         kept = self.log.get(key)
         doc = {
             "group": key[0],

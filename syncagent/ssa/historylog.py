@@ -1,8 +1,8 @@
 """The bounded ownership history: transitions per object, oldest dropped first (pure).
 
-Each transition is kept as its JSON, deflated (``bytes``: a flip of one field takes about 200
-bytes; a takeover, every path of an object twice, about 1 KB where its JSON has 10), never as
-Python objects, which would take several times that. One budget covers every object: when a
+Each transition is kept as its JSON, deflated (``bytes``: a flip of one field takes about 150
+bytes; a takeover, every path of an object twice, about 550 where its JSON has 10 KB), never
+as Python objects, which would take several times that. One budget covers every object: when a
 new transition would exceed it, the oldest transitions of the whole log go first, whichever
 object they belong to. So every object's history is complete since one instant,
 :attr:`HistoryLog.complete_since`: the start, or the time of the newest transition dropped. The cost of a transition
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,9 +110,6 @@ class HistoryLog:
 
     def objects(self) -> int:
         return len(self._records)
-
-    def stats(self) -> Mapping[str, int]:
-        return {"objects": self.objects(), "bytes": self.used, "dropped": self.dropped}
 
 
 def _load(data: bytes) -> dict[str, Any]:

@@ -256,6 +256,6 @@ def test_the_recorder_keeps_changes_of_objects_we_write_and_serves_them() -> Non
     assert (response.status, doc["start"], doc["uid"]) == (200, 5.0, "u1")
     assert [t["time"] for t in doc["transitions"]] == [42.0]
     assert recorder.log.objects() == 1  # helm's object is not ours
-    bad, _ = dispatch("GET /history?kind=Deployment HTTP/1.1", table)
+    bad, _ = dispatch("GET /history?group=apps&namespace=ns HTTP/1.1", table)
     assert bad.status == 400
-    assert "namespace, name" in bad.body
+    assert bad.body.startswith("history: give kind and name")

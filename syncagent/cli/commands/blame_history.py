@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
             obj = await read_target(client, kind, name, namespace=namespace)
         except (UnknownKindError, ReadError) as err:
             raise InspectError(str(err)) from None
-        subject = f"{obj['kind']}/{namespace}/{name}"
+        where = (obj.get("metadata") or {}).get("namespace")
+        subject = f"{obj['kind']}/{where}/{name}" if where else f"{obj['kind']}/{name}"
         served = await fetch(client, service, obj, subject=subject)
         return history.report(subject, obj, served)
 
