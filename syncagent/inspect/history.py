@@ -94,11 +94,9 @@ def _timelines(
         values = {v.path: v for v in t.values}
         touched = {p for c in t.changes for p in (*c.gained, *c.lost)}
         for path in touched:
-            value = values.get(path)
-            step = Step(t.time, _sorted(state.get(path, set())), known=value is not None)
-            if value is not None:
-                step = Step(t.time, step.owners, value.before, value.after, True)
-            steps.setdefault(path, []).insert(0, step)
+            value, owners = values.get(path), _sorted(state.get(path, set()))
+            step = Step(t.time, owners, value.before, value.after, True) if value else None
+            steps.setdefault(path, []).insert(0, step or Step(t.time, owners))
         for c in t.changes:
             owner = (c.manager, c.operation, c.subresource)
             for path in c.gained:
