@@ -7,14 +7,19 @@ option objects, and serves until SIGTERM.
 
 from __future__ import annotations
 
+import errno
 import os
+import time
 from pathlib import Path
 
 import anyio
+import anyio.abc
 
 from syncagent.cli.errors import UserError
-from syncagent.cli.settings import AgentSettings, LeaderElection
+from syncagent.cli.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, setup
+from syncagent.controller.history import HistoryRecorder
+from syncagent.controller.history import routes as history_routes
 from syncagent.programs.capabilities import (
     CapabilityRequiredError,
     capability_overrides,
@@ -29,7 +34,10 @@ from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import default_metrics
 from syncagent.runtime.shard import ShardSettings
 from syncagent.ssa.fights import FightPolicy
+from syncagent.ssa.historylog import HistoryLog
 
+# A listening socket's failures: the address is taken, not this machine's, or a privileged port.
+_LISTEN_ERRORS = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -77,13 +85,20 @@ def serve(settings: AgentSettings) -> int:
         fights=fights,
         shard=shard,
     )
-    setup(manager, client, controllers)
+    history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
+    setup(manager, client, controllers, history=history)
     try:
-        anyio.run(_serve, manager, settings.http.health)
+        anyio.run(_serve, manager, settings.http, history)
     except BaseException as err:
-        required = _find(err, CapabilityRequiredError)
-        if required is not None:
-            raise UserError(str(required)) from None
+        for kind in (CapabilityRequiredError, UserError):
+            found = _find(err, kind)
+            if found is not None:
+                raise UserError(str(found)) from None
+        taken = _find(err, OSError)
+        if settings.http.metrics and getattr(taken, "errno", None) in _LISTEN_ERRORS:
+            # The metrics endpoint is the manager's; the others are _listen's.
+            address = settings.http.metrics
+            raise UserError(_cannot_listen("--metrics-bind-address", address, taken)) from None
         raise
     return 0
 
@@ -106,15 +121,32 @@ def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None
     )
 
 
-async def _serve(manager: Manager, health: str | None) -> None:
+async def _serve(manager: Manager, addresses: Http, history: HistoryRecorder | None) -> None:
     async with anyio.create_task_group() as tg:
-        if health is not None:
+        if history is not None and addresses.history is not None:
+            # Its own port: the chart's history Service exposes it, and nothing else.
+            server = http.Server(addresses.history, history_routes(history), what="history")
+            await _listen(tg, server, "--history-bind-address")
+        if addresses.health is not None:
             # Probes only: the kubelet reaches this port, so it serves nothing else.
             table = http.routes(metrics=manager.metrics, health=manager.health)
             probes = {path: table[path] for path in ("/healthz", "/readyz")}
-            await tg.start(http.serve_endpoint, http.Server(health, probes, what="probes"))
+            server = http.Server(addresses.health, probes, what="probes")
+            await _listen(tg, server, "--health-probe-bind-address")
         await manager.run()
         tg.cancel_scope.cancel()
+
+
+async def _listen(tg: anyio.abc.TaskGroup, server: http.Server, flag: str) -> None:
+    try:
+        await tg.start(http.serve_endpoint, server)
+    except OSError as err:
+        raise UserError(_cannot_listen(flag, server.address, err)) from None
+
+
+def _cannot_listen(flag: str, address: str, err: BaseException | None) -> str:
+    reason = getattr(err, "strerror", None) or str(err)
+    return f"{flag} {address}: cannot listen there: {reason}; give a free HOST:PORT, or 0"
 
 
 def _find(err: BaseException, kind: type[BaseException]) -> BaseException | None:

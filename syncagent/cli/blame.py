@@ -13,7 +13,16 @@ Print an object as YAML with each line's field managers, their operation (Apply/
 subresource) and age, read from metadata.managedFields. Lines owned by several managers list
 them all (co-owners); list items are shown with the key server-side apply uses for them
 (containers[name=main], ports[port=8000,protocol=TCP]). With -f, read a saved object
-(kubectl get -o yaml --show-managed-fields) instead of the live one."""
+(kubectl get -o yaml --show-managed-fields) instead of the live one.
+
+With --history, print each field's owners over time instead: every change of hands the agent
+saw since it started (or since the object was created), with the value before and after for
+fields the agent renders. The agent keeps that history in memory and serves it on its history
+port; this reads it through the API server's service proxy, so it needs get on services/proxy
+for the agent's history Service (the chart's ClusterRole <release>-syncagent-history-reader),
+besides get on the object."""
+
+AGENT_SERVICE = "syncagent-system/syncagent-history:history"
 
 
 def register(subparsers: Any) -> None:
@@ -27,4 +36,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-f", "--filename", metavar="FILE|-", help="a saved object instead")
     add_connection_arguments(parser, impersonate=False)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="each field's owners over time, from the agent's ownership history",
+    )
+    parser.add_argument(
+        "--agent-service",
+        default=AGENT_SERVICE,
+        metavar="NS/NAME[:PORT]",
+        help="the agent's history Service, port by name or number (default "
+        f"{AGENT_SERVICE}: the chart installed as release syncagent in syncagent-system)",
+    )
     parser.set_defaults(func=lazy("blame"))

@@ -151,6 +151,16 @@ class Http:
         "serves them beside /metrics (default :8081)",
     )
 
+    history_address: str = flag(
+        "--history-bind-address",
+        default="0",
+        metavar="HOST:PORT",
+        help="keep the ownership history of the objects the agent writes and serve it here, "
+        "read-only, plain HTTP (GET /history; syncagent blame --history reads it through the "
+        'API server\'s service proxy; docs/ownership.md §6); "0" keeps none (default 0; the '
+        "chart serves it on :8082)",
+    )
+
     @property
     def metrics(self) -> str | None:
         return None if self.metrics_address == "0" else self.metrics_address
@@ -158,6 +168,10 @@ class Http:
     @property
     def health(self) -> str | None:
         return None if self.health_address == "0" else self.health_address
+
+    @property
+    def history(self) -> str | None:
+        return None if self.history_address == "0" else self.history_address
 
 
 @dataclass(frozen=True)

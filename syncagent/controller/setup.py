@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.reconcilers import Reconcilers
 from syncagent.kube import kinds
 from syncagent.kube.objects import ObjectRef
@@ -73,8 +74,10 @@ def setup(
     settings: ControllerSettings,
     *,
     programs: Registry = PROGRAMS,
+    history: HistoryRecorder | None = None,
 ) -> Reconcilers:
-    """Watches, caches, the DGD and DCD controllers and the handlers that connect them."""
+    """Watches, caches, the DGD and DCD controllers and the handlers that connect them;
+    ``history`` records ownership transitions from every watch of whole objects."""
     manager.watches = WatchSet(
         client,
         metrics=manager.metrics,
@@ -83,7 +86,7 @@ def setup(
         watch_timeout=manager.options.watch_timeout,
     )
     store = CacheStore()
-    watch = _watcher(manager, store, settings.namespaces)
+    watch = _watcher(manager, store, settings.namespaces, history)
 
     caches = {
         w: watch(
@@ -118,7 +121,12 @@ def setup(
     return reconcilers
 
 
-def _watcher(manager: Manager, store: CacheStore, namespaces: tuple[str, ...]) -> WatchFn:
+def _watcher(
+    manager: Manager,
+    store: CacheStore,
+    namespaces: tuple[str, ...],
+    history: HistoryRecorder | None,
+) -> WatchFn:
     """``watch(kind, transform=, **selectors)``: one watch per namespace (or one for all of
     them, system namespaces left out), each cache added to ``store``."""
     scopes: list[str | None] = list(namespaces) or [None]
@@ -138,6 +146,8 @@ def _watcher(manager: Manager, store: CacheStore, namespaces: tuple[str, ...]) -
             )
             cache = manager.watches.add(target, transform=transform)
             store.add(kind.kind, cache, selector=selectors.get("label_selector"))
+            if history is not None and transform is identity:
+                cache.add_handler(history.handler(kind))
             caches.append(cache)
         return caches
 

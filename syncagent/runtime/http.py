@@ -1,4 +1,5 @@
-"""A tiny HTTP/1.1 server on anyio TCP for ``/metrics``, ``/healthz`` and ``/readyz``.
+"""A tiny HTTP/1.1 server on anyio TCP for ``/metrics``, ``/healthz``, ``/readyz`` and the
+ownership history (``/history``, a route that reads its query: :class:`WithQuery`).
 
 One request per connection (``Connection: close``), GET and HEAD only: Prometheus and the
 kubelet's probes need nothing more, and it keeps the agent free of a web framework.
@@ -15,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 import anyio
 import anyio.abc
@@ -53,7 +55,14 @@ class Response:
     content_type: str = TEXT
 
 
-Route = Callable[[], Response]
+@dataclass(frozen=True)
+class WithQuery:
+    """A route given the request's query parameters (the last value of a repeated one)."""
+
+    handle: Callable[[Mapping[str, str]], Response]
+
+
+Route = Callable[[], Response] | WithQuery
 # Given the request's path and headers: None to serve it, or the refusal to send instead.
 Authorize = Callable[[str, dict[str, str]], Awaitable["Response | None"]]
 
@@ -117,9 +126,12 @@ def dispatch(request_line: str, table: dict[str, Route]) -> tuple[Response, bool
     method, target, _ = parts
     if method not in ("GET", "HEAD"):
         return Response(405, "only GET and HEAD\n"), False
-    route = table.get(target.split("?", 1)[0])
+    path, _, query = target.partition("?")
+    route = table.get(path)
     if route is None:
         return Response(404, f"not found; try {', '.join(sorted(table))}\n"), method == "HEAD"
+    if isinstance(route, WithQuery):
+        return route.handle(dict(parse_qsl(query))), method == "HEAD"
     return route(), method == "HEAD"
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from syncagent.programs.capabilities import Setting, capability_overrides
 from syncagent.runtime.workers import DEFAULT_CONCURRENCY
-from tests.chart.support.render import CHART, RELEASE_NS, container, one, render
+from tests.chart.support.render import CHART, RELEASE_NS, container, objects, one, render
 
 
 def render_values(values: dict[str, Any]) -> dict[str, Any]:
@@ -158,8 +158,7 @@ def test_metrics_port_is_the_same_on_flag_container_and_service() -> None:
     agent = container(docs)
     assert flag_values(agent["args"], "metrics-bind-address") == [":9100"]
     assert {p["name"]: p["containerPort"] for p in agent["ports"]}["metrics"] == 9100
-    service = one(docs, "Service")
-    assert service["metadata"]["name"] == "r1-syncagent-metrics"
+    service = one(docs, "Service", "r1-syncagent-metrics")
     assert service["spec"]["ports"] == [
         {"name": "metrics", "port": 80, "targetPort": "metrics", "protocol": "TCP"}
     ]
@@ -168,9 +167,8 @@ def test_metrics_port_is_the_same_on_flag_container_and_service() -> None:
 
 
 def test_metrics_service_can_be_switched_off() -> None:
-    assert [
-        d for d in render({"metrics": {"service": {"enabled": False}}}) if d["kind"] == "Service"
-    ] == []
+    services = objects(render({"metrics": {"service": {"enabled": False}}}), "Service")
+    assert [d["metadata"]["name"] for d in services] == ["r1-syncagent-history"]
 
 
 def test_pod_runs_as_the_chart_service_account_and_knows_its_name() -> None:
@@ -214,6 +212,7 @@ def test_single_writer_without_leader_election() -> None:
         {"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "shard-1"}},
         {"fightDetector": {"threshold": 2, "window": "90", "backoff": "1m30s", "maxBackoff": "3h"}},
         {"metrics": {"secure": False, "port": 9090}, "health": {"port": 9091}},
+        {"history": {"enabled": False, "port": 8082}},
     ],
 )
 def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) -> None:
@@ -240,6 +239,8 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     assert parsed.metrics_bind_address == f":{want['metrics']['port']}"
     assert parsed.metrics_secure is want["metrics"]["secure"]
     assert parsed.health_probe_bind_address == f":{want['health']['port']}"
+    history = f":{want['history']['port']}" if want["history"]["enabled"] else "0"
+    assert parsed.history_bind_address == history
     assert parsed.log_level == want["logLevel"]
     if want["resyncPeriod"]:
         assert parsed.resync_period == duration(want["resyncPeriod"])

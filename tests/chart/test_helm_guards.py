@@ -89,7 +89,8 @@ def test_network_policy_opens_the_agents_ports_and_the_api_server_only() -> None
         p["name"]: p["containerPort"]
         for p in one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["ports"]
     }
-    metrics, health = policy["ingress"]
+    metrics, history, health = policy["ingress"]
+    assert history == {"ports": [{"protocol": "TCP", "port": ports["history"]}]}  # from anywhere
     assert metrics == {"ports": [{"protocol": "TCP", "port": ports["metrics"]}], "from": scraper}
     assert health == {"ports": [{"protocol": "TCP", "port": ports["health"]}]}
     assert policy["egress"] == [{"ports": [{"protocol": "TCP", "port": 6443}]}]

@@ -66,6 +66,11 @@ def test_chart_installs_onto_the_test_server(
     assert account.metadata.labels["app.kubernetes.io/instance"] == release
     service = client.get(Service, f"{full}-metrics", namespace=namespace)
     assert service.spec.ports[0].name == "metrics"
+    history = client.get(Service, f"{full}-history", namespace=namespace)
+    assert [p.name for p in history.spec.ports] == ["history"]
+    reader = client.get(ClusterRole, f"{full}-history-reader")
+    assert reader.rules[0].resources == ["services/proxy"]
+    assert f"--agent-service {namespace}/{full}-history" in out  # NOTES
     role = client.get(Role, f"{full}-leader-election", namespace=namespace)
     assert role.rules[0].resources == ["leases"]
     client.get(RoleBinding, f"{full}-leader-election", namespace=namespace)

@@ -46,7 +46,7 @@ def release(
     release_ns = f"{namespace}-sys"
     client.create(Namespace(metadata=ObjectMeta(name=release_ns, labels={"syncagent-test": "1"})))
     helm = Helm(control_plane, tmp_path)
-    metrics, health = _free_ports(2)
+    metrics, health, history = _free_ports(3)
     try:
         helm.install(
             release_ns,
@@ -58,6 +58,7 @@ def release(
             "capabilities.grove=false",
             f"metrics.port={metrics}",
             f"health.port={health}",
+            f"history.port={history}",
         )
         try:
             yield release_ns

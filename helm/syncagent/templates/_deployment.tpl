@@ -89,6 +89,11 @@ spec:
             - name: health
               containerPort: {{ $root.Values.health.port }}
               protocol: TCP
+            {{- if $root.Values.history.enabled }}
+            - name: history
+              containerPort: {{ $root.Values.history.port }}
+              protocol: TCP
+            {{- end }}
           livenessProbe:
             httpGet:
               path: /healthz

@@ -87,6 +87,9 @@ app.kubernetes.io/part-of: syncagent
 - --metrics-secure
 {{- end }}
 - --health-probe-bind-address=:{{ .Values.health.port }}
+{{- if .Values.history.enabled }}
+- --history-bind-address=:{{ .Values.history.port }}
+{{- end }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-elect
 - --leader-election-namespace={{ include "syncagent.leaseNamespace" . }}
@@ -156,5 +159,8 @@ app.kubernetes.io/part-of: syncagent
 {{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.health.port) }}
 {{- fail "health.port: must differ from metrics.port" }}
+{{- end }}
+{{- if and .Values.history.enabled (has (int .Values.history.port) (list (int .Values.metrics.port) (int .Values.health.port))) }}
+{{- fail "history.port: must differ from metrics.port and health.port" }}
 {{- end }}
 {{- end }}

@@ -25,6 +25,10 @@ from syncagent.inspect.session import (
 def run(args: argparse.Namespace) -> int:
     if not args.target and not args.filename:
         raise UserError("blame: give KIND/NAME, or -f FILE with a saved object")
+    if args.history:
+        from syncagent.cli.commands import blame_history
+
+        return blame_history.run(args)
     obj = saved(args) if args.filename else live(args)
     lines = blame.blame_lines(obj)
     print(blame.to_json(lines) if args.output == "json" else blame.to_text(lines), end="")

@@ -1,0 +1,94 @@
+"""The agent's ownership history (docs/ownership.md §6): recorded from its watches, served
+read-only on a port of its own.
+
+Every watch that keeps whole objects gets :meth:`HistoryRecorder.handler`: each new version of
+an object one of the agent's field managers holds (before or after) is compared with the
+version before it (``ssa/history.py``), and what changed hands goes into the bounded log
+(``ssa/historylog.py``). A first sight (the initial list, a create) is no transition: the
+object's owners then are in its managedFields, which the reader has. A delete forgets nothing:
+a label-selected watch also reports an object that merely stopped matching as deleted; the
+budget ages a deleted object's history out, and a new UID under its name starts afresh.
+
+``GET /history?group=G&kind=K&namespace=NS&name=N`` (group and namespace empty for the core
+group and a cluster-scoped object) answers one object's kept transitions and
+the instant since which the history is complete (:func:`routes`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+import fieldmanagers
+from syncagent.kube.kinds import Kind
+from syncagent.runtime.cache import Change, ChangeType
+from syncagent.runtime.http import Response, Route, WithQuery
+from syncagent.ssa.history import transition
+from syncagent.ssa.historylog import HistoryLog, ObjectKey
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+PATH = "/history"
+
+
+def _uid(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+
+
+def _ours(obj: Mapping[str, Any]) -> bool:
+    entries = (obj.get("metadata") or {}).get("managedFields") or ()
+    return any(fieldmanagers.is_ours(str(e.get("manager", ""))) for e in entries)
+
+
+class HistoryRecorder:
+    """Feeds the log from cache changes; serves it."""
+
+    def __init__(self, log: HistoryLog, *, clock: Callable[[], float] = time.time) -> None:
+        self.log = log
+        self._clock = clock
+
+    def handler(self, kind: Kind) -> Callable[[Change[Any]], None]:
+        """The cache handler of one kind's watch (a watch without a transform)."""
+
+        def handle(change: Change[Any]) -> None:
+            key: ObjectKey = (kind.group, kind.kind, change.namespace, change.name)
+            old, new = change.old, change.new
+            if change.type is ChangeType.DELETED or old is None or new is None:
+                return
+            if _uid(old) != _uid(new):
+                self.log.forget(key)  # a new incarnation under the same name
+                return
+            if not (_ours(new) or _ours(old)):
+                return
+            found = transition(old, new, time=self._clock(), tracked=fieldmanagers.is_ours)
+            if found is not None:
+                self.log.record(key, _uid(new), found)
+
+        return handle
+
+    def answer(self, query: Mapping[str, str]) -> Response:
+        missing = [p for p in ("kind", "name") if not query.get(p)]
+        if missing:
+            return Response(400, f"history: give {' and '.join(missing)} (and group, namespace)\n")
+        key = (query.get("group", ""), query["kind"], query.get("namespace", ""), query["name"])
+        kept = self.log.get(key)
+        doc = {
+            "group": key[0],
+            "kind": key[1],
+            "namespace": key[2],
+            "name": key[3],
+            "uid": kept.uid if kept else "",
+            "start": self.log.start,
+            "completeSince": self.log.complete_since,
+            "transitions": list(kept.transitions) if kept else [],
+        }
+        return Response(200, orjson.dumps(doc).decode(), JSON)
+
+
+def routes(recorder: HistoryRecorder) -> dict[str, Route]:
+    return {PATH: WithQuery(recorder.answer)}
