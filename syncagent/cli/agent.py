@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.cli.settings import AgentSettings, LeaderElection
 from syncagent.controller import ControllerSettings, setup
 from syncagent.programs.capabilities import (
@@ -20,7 +21,6 @@ from syncagent.programs.capabilities import (
     capability_overrides,
     resolver,
 )
-from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime import http
 from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.leader import LeaseConfig, default_identity
@@ -77,7 +77,7 @@ def serve(settings: AgentSettings) -> int:
         fights=fights,
         shard=shard,
     )
-    setup(manager, client, controllers)
+    setup(manager, client, controllers, programs=PROGRAMS)
     try:
         anyio.run(_serve, manager, settings.http.health)
     except BaseException as err:

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.pathways import PROGRAMS as REGISTRY
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Program, Route
-from syncagent.programs.registry import PROGRAMS as REGISTRY
 
 PROGRAMS = ("auto", *sorted(REGISTRY.names))
 

@@ -27,7 +27,7 @@ from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, status_events
 from syncagent.programs.fights import Fights, graph_of_component
 from syncagent.programs.graph import graph_context, route, run_graph
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.workload import (
     ComponentContext,
@@ -69,7 +69,7 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
-    programs: Registry = PROGRAMS
+    programs: Registry = field(kw_only=True)  # the composition root's
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
     # Per (controller, key), the resourceVersion our last status write replaced. A cached

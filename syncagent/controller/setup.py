@@ -17,7 +17,7 @@ from syncagent.kube.objects import ObjectRef
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched, WatchFn
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
@@ -72,7 +72,7 @@ def setup(
     client: Any,
     settings: ControllerSettings,
     *,
-    programs: Registry = PROGRAMS,
+    programs: Registry,
 ) -> Reconcilers:
     """Watches, caches, the DGD and DCD controllers and the handlers that connect them."""
     manager.watches = WatchSet(

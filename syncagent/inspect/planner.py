@@ -26,7 +26,7 @@ from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities, Setting
 from syncagent.programs.context import status_events
 from syncagent.programs.graph import graph_context, run_graph
-from syncagent.programs.registry import PROGRAMS
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import DictStore, Obj
 from syncagent.programs.workload import ComponentContext, WorkloadProgram, component_error_events
 from syncagent.programs.writes import Writer
@@ -82,6 +82,7 @@ class PlannedEvent:
 @dataclass
 class PlanRun:
     engine: PlanEngine
+    programs: Registry  # the composition root's
     inputs: list[InputRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
@@ -89,15 +90,17 @@ class PlanRun:
     events: list[PlannedEvent] = field(default_factory=list)
 
 
-async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
-    served = await served_resources(client, PROGRAMS.group_versions())
+async def capabilities_of(
+    client: AsyncClient, settings: Mapping[str, Setting], *, programs: Registry
+) -> Capabilities:
+    served = await served_resources(client, programs.group_versions())
     return caps_mod.resolve(served, settings)
 
 
-async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
+async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
-    for kind in PROGRAMS.store_kinds():
+    for kind in programs.store_kinds():
         objects[kind.kind] = await _list(engine, kind.api_version, kind.kind, namespace)
     return DictStore(objects)
 
@@ -131,6 +134,7 @@ async def plan_documents(
     *,
     namespace: str,
     settings: Mapping[str, Setting],
+    programs: Registry,
     discovery_backend: str = "kubernetes",
     counter: RequestCounter | None = None,
     input_client: AsyncClient | None = None,
@@ -141,26 +145,27 @@ async def plan_documents(
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
     engine = PlanEngine(client, counter=counter)
-    caps = await capabilities_of(client, settings)
+    caps = await capabilities_of(client, settings, programs=programs)
     user = engine if input_client is None else Engine(input_client, dry_run=True)
-    return await _plan(engine, docs, namespace, caps, discovery_backend, user)
+    run = PlanRun(engine, programs)
+    return await _plan(run, docs, namespace, caps, discovery_backend, user)
 
 
 async def _plan(
-    engine: PlanEngine,
+    run: PlanRun,
     docs: Sequence[Mapping[str, Any]],
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
     user: Engine,
 ) -> PlanRun:
-    run = PlanRun(engine)
+    engine = run.engine
     stores: dict[str, DictStore] = {}
     for doc in docs:
         body = sparse_input(doc, namespace=namespace)
         ns = body["metadata"]["namespace"]
         if ns not in stores:
-            stores[ns] = await read_store(engine, ns)
+            stores[ns] = await read_store(engine, ns, programs=run.programs)
             for objs in stores[ns].objects.values():
                 for obj in objs:
                     run.live[f"{obj['kind']}/{ns}/{Body(obj).meta.name}"] = obj
@@ -260,7 +265,14 @@ async def _plan_graph(
 ) -> None:
     # The agent's own DGD path (routing, validation, program choice); see module doc.
     writer = Writer(run.engine, graph=graph)
-    ctx = graph_context(graph, caps, store=store, writer=writer, discovery_backend=backend)
+    ctx = graph_context(
+        graph,
+        caps,
+        store=store,
+        writer=writer,
+        discovery_backend=backend,
+        programs=run.programs,
+    )
     outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
     if problem:
@@ -337,6 +349,7 @@ async def plan_live_graph(
     graph: Obj,
     *,
     settings: Mapping[str, Setting],
+    programs: Registry,
     discovery_backend: str = "kubernetes",
     counter: RequestCounter | None = None,
 ) -> PlanRun:
@@ -346,6 +359,7 @@ async def plan_live_graph(
         [graph],
         namespace=Body(graph).meta.namespace or "default",
         settings=settings,
+        programs=programs,
         discovery_backend=discovery_backend,
         counter=counter,
     )

@@ -18,7 +18,7 @@ from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.program import Route
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
@@ -32,7 +32,7 @@ def graph_context(
     store: Store,
     writer: Writer,
     discovery_backend: str,
-    programs: Registry = PROGRAMS,
+    programs: Registry,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
     recorded, selection = route(graph, caps, store=store, programs=programs)
@@ -49,7 +49,7 @@ def graph_context(
 
 
 def route(
-    graph: Obj, caps: Capabilities, *, store: Store, programs: Registry = PROGRAMS
+    graph: Obj, caps: Capabilities, *, store: Store, programs: Registry
 ) -> tuple[routing.RecordedRouting | None, routing.Selection]:
     """The pathway recorded for ``graph`` (its status, else its workloads) and the one it is
     routed to now (routing.md §2)."""

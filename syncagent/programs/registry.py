@@ -1,7 +1,8 @@
-"""The programs, in routing precedence order, and everything derived from them.
+"""A registry of programs, in routing precedence order, and everything derived from them.
 
-Adding a pathway = one program package plus one line in :data:`PROGRAMS` (plus its field
-manager and renderer). Routing, recorded-pathway detection, stale cleanup, discovery lists,
+The registry the agent runs is built by the composition root (``syncagent.cli.pathways``,
+one line per pathway) and passed down; nothing below the CLI holds one, so no module here
+imports a pathway. Routing, recorded-pathway detection, stale cleanup, discovery lists,
 watches, ``render --program``, ``plan``'s store kinds and the chart's RBAC rules read the
 registry; nothing else names a pathway.
 """
@@ -13,9 +14,6 @@ from dataclasses import dataclass
 
 from syncagent.kube import kinds
 from syncagent.kube.kinds import Kind
-from syncagent.programs.component import ComponentProgram
-from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
-from syncagent.programs.grove import GroveProgram
 from syncagent.programs.program import Claim, Program, Route, Watched
 from syncagent.programs.routing import ENABLE_GROVE, RecordedRouting, Selection
 from syncagent.programs.view import pull_secret_summary
@@ -157,6 +155,3 @@ class Registry:
 
 def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:
     return tuple(dict.fromkeys(items))
-
-
-PROGRAMS = Registry((GroveProgram(), DisaggregatedSetProgram(), ComponentProgram()))

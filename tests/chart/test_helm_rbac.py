@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import fieldmanagers
-from syncagent.programs.registry import PROGRAMS
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
 from syncagent.runtime.leader import LeaseConfig
 from tests.chart.support.render import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from syncagent.api import Restart
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
 from syncagent.programs.graph import graph_context
@@ -228,7 +229,9 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
 def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
 
     writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
-    ctx = graph_context(g, caps, store=store, writer=writer, discovery_backend="kubernetes")
+    ctx = graph_context(
+        g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
+    )
     return prepare(ctx).restart
 
 

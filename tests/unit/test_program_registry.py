@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from syncagent.api import Component, DynamoGraphDeployment
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
 from syncagent.programs import migration
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import offline
 from syncagent.programs.graph import graph_context
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import DictStore, Store
 from syncagent.render import Environment, Rendered

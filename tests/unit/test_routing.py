@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
 from syncagent.programs import routing
 from syncagent.programs.capabilities import (
@@ -15,7 +16,6 @@ from syncagent.programs.capabilities import (
     resolve,
 )
 from syncagent.programs.program import Route
-from syncagent.programs.registry import PROGRAMS
 from syncagent.programs.routing import Pathway, RecordedRouting
 
 ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}

@@ -8,6 +8,7 @@ from lightkube import ApiError, AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import conflicts
 from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
@@ -32,7 +33,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             run_ = await plan_live_graph(
-                client, graph, settings=settings, discovery_backend=args.discovery_backend
+                client,
+                graph,
+                settings=settings,
+                programs=PROGRAMS,
+                discovery_backend=args.discovery_backend,
             )
             fought = await read_fights(client, graph)
         except (ReadError, PlanError) as err:
