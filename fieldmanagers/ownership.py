@@ -1,4 +1,8 @@
-"""`syncagent/ownership`: the controller reference item on every object we own, nothing else."""
+"""`syncagent/ownership`: the controller reference item on every object we own, nothing else.
+
+The kinds below are the ones every pathway shares; each pathway's own workload kinds (its
+``owns``) are added by the program registry (``Registry.field_managers``).
+"""
 
 from fieldmanagers.contract import FieldManager
 
@@ -8,8 +12,6 @@ MANAGER = FieldManager(
         "DynamoComponentDeployment",
         "Deployment",
         "LeaderWorkerSet",
-        "DisaggregatedSet",
-        "PodCliqueSet",
         "Service",
         "ServiceAccount",
         "Role",

@@ -16,7 +16,8 @@ MAX_COMPONENTS = 25
 
 RestartStrategyType = Literal["Sequential", "Parallel"]
 GraphState = Literal["initializing", "pending", "successful", "failed"]
-Pathway = Literal["Grove", "DisaggregatedSet", "Component"]
+# A pathway name: the programs declare them (the CRD enum comes from the program registry).
+Pathway = str
 
 _COMPONENT_LIST = Crd(
     {

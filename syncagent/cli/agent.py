@@ -13,7 +13,6 @@ from pathlib import Path
 import anyio
 
 from syncagent.cli.errors import UserError
-from syncagent.cli.pathways import PROGRAMS
 from syncagent.cli.settings import AgentSettings, LeaderElection
 from syncagent.controller import ControllerSettings, setup
 from syncagent.programs.capabilities import (
@@ -21,6 +20,7 @@ from syncagent.programs.capabilities import (
     capability_overrides,
     resolver,
 )
+from syncagent.programs.registry import Registry
 from syncagent.runtime import http
 from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.leader import LeaseConfig, default_identity
@@ -39,7 +39,7 @@ def default_lease_namespace() -> str:
     return os.environ.get("POD_NAMESPACE") or "default"
 
 
-def serve(settings: AgentSettings) -> int:
+def serve(settings: AgentSettings, *, programs: Registry) -> int:
     """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
     configure_logging(level=settings.logging.level)
     try:
@@ -56,7 +56,7 @@ def serve(settings: AgentSettings) -> int:
             metrics_secure=settings.http.metrics_secure,
             metrics_cert_dir=settings.http.metrics_cert_dir or None,
             lease=_lease(settings.leader_election, shard),
-            group_versions=PROGRAMS.group_versions(),
+            group_versions=programs.group_versions(),
             resolve=resolver(capabilities),
             discovery_interval=settings.discovery.interval,
         )
@@ -77,7 +77,7 @@ def serve(settings: AgentSettings) -> int:
         fights=fights,
         shard=shard,
     )
-    setup(manager, client, controllers, programs=PROGRAMS)
+    setup(manager, client, controllers, programs=programs)
     try:
         anyio.run(_serve, manager, settings.http.health)
     except BaseException as err:

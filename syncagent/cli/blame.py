@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_connection_arguments
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Print an object as YAML with each line's field managers, their operation (Apply/Update, and the
@@ -16,7 +19,7 @@ them all (co-owners); list items are shown with the key server-side apply uses f
 (kubectl get -o yaml --show-managed-fields) instead of the live one."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "blame",
         help="show who owns each field of an object",

@@ -18,8 +18,10 @@ from typing import NoReturn
 
 from syncagent import __version__
 from syncagent.cli import boundary
+from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs.registry import Registry
 
-# Each module exposes ``register(subparsers)`` and sets ``func`` on its parser.
+# Each module exposes ``register(subparsers, programs)`` and sets ``func`` on its parser.
 SUBCOMMANDS: tuple[str, ...] = (
     "devcluster",
     "render",
@@ -47,7 +49,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(1, f"error: {self.prog}: {message}; see {self.prog} --help\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(programs: Registry) -> argparse.ArgumentParser:
+    """Every command's flags; ``programs`` (the pathways) reaches each command as
+    ``args.programs``."""
     parser = Parser(
         prog="syncagent",
         description="Keep NVIDIA Dynamo inference graphs deployed through server-side apply.",
@@ -60,15 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an internal error, print the traceback too (accepted anywhere on the line)",
     )
+    parser.set_defaults(programs=programs)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}").register(sub)
+        module = importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}")
+        module.register(sub, programs)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_in, debug = boundary.take_debug_flag(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
+    """``syncagent``: the commands over the pathways of :mod:`syncagent.cli.pathways`."""
+    return run_cli(list(sys.argv[1:] if argv is None else argv), programs=PROGRAMS)
+
+
+def run_cli(argv: Sequence[str], *, programs: Registry) -> int:
+    """The commands over ``programs``: the composition root (a test plugs in a pathway)."""
+    args_in, debug = boundary.take_debug_flag(list(argv))
+    parser = build_parser(programs)
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)

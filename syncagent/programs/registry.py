@@ -10,8 +10,11 @@ registry; nothing else names a pathway.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import fieldmanagers
+from fieldmanagers import ownership
+from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.kube.kinds import Kind
 from syncagent.programs.program import Claim, Program, Route, Watched
@@ -80,6 +83,26 @@ class Registry:
 
     def by_pathway(self, pathway: str) -> Program:
         return next(p for p in self.programs if p.pathway == pathway)
+
+    @property
+    def pathways(self) -> tuple[str, ...]:
+        """The ``status.routing.pathway`` values: the DGD CRD's enum (``cli.generate``)."""
+        return tuple(p.pathway for p in self.programs)
+
+    def summary(self) -> str:
+        """What each program applies, for ``render --help``: "A, B or C"."""
+        texts = [p.summary for p in self.programs]
+        return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
+
+    def field_managers(self) -> tuple[FieldManager, ...]:
+        """Every field manager the agent writes with: ``fieldmanagers``' own, then each
+        program's; the ownership manager also writes every program's workload kinds."""
+        owned = (*ownership.MANAGER.kinds, *(k.kind for k in self.owned_kinds()))
+        owner = replace(ownership.MANAGER, kinds=tuple(dict.fromkeys(owned)))
+        out = {m.name: owner if m.name == owner.name else m for m in fieldmanagers.ALL}
+        for program in self.programs:
+            out.update({m.name: m for m in program.managers if m.name not in out})
+        return tuple(out.values())
 
     # -- routing (routing.md §2-3) ----------------------------------------------------------
     def select(self, route: Route) -> Selection:
@@ -151,6 +174,45 @@ class Registry:
             key = (w.kind.group, w.kind.plural)
             out[key] = out.get(key, frozenset()) | (write if w.write else read)
         return out
+
+    def pathway_rules(self) -> dict[str, list[Rule]]:
+        """Per program, the chart rules of what only it reads and writes (the common watches'
+        rules are the chart's own): its workload kinds (``owns``) applied and deleted (another
+        pathway removes them as stale), the rest of its watches read or applied, and the
+        subresources its field managers patch (``cli.generate`` writes the chart template)."""
+        common = {(w.kind.group, w.kind.plural) for w in self.common}
+        out: dict[str, list[Rule]] = {}
+        for program in self.programs:
+            verbs: dict[tuple[str, str], tuple[str, ...]] = {}
+            for w in program.watches:
+                verbs[w.kind.group, w.kind.plural] = APPLY if w.write else READ
+            for kind in program.owns:
+                verbs[kind.group, kind.plural] = WRITE
+            by_name = {k.kind: k for k in (*program.owns, *(w.kind for w in program.watches))}
+            for manager in program.managers:
+                for name in manager.kinds if manager.subresource else ():
+                    kind = by_name[name]
+                    verbs[kind.group, f"{kind.plural}/{manager.subresource}"] = ("patch",)
+            rules = [Rule(g, r, v) for (g, r), v in verbs.items() if (g, r) not in common]
+            if rules:
+                out[program.pathway] = rules
+        return out
+
+
+# The chart's verb sets: read (the watch caches), apply (SSA: get a stale copy, create,
+# patch), write (apply and delete).
+READ = ("list", "watch")
+APPLY = ("get", "list", "watch", "create", "patch")
+WRITE = (*APPLY, "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One RBAC rule of the chart's ClusterRole: a resource of one API group, its verbs."""
+
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
 
 
 def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:

@@ -8,7 +8,6 @@ from lightkube import ApiError, AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import conflicts
 from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
                 client,
                 graph,
                 settings=settings,
-                programs=PROGRAMS,
+                programs=args.programs,
                 discovery_backend=args.discovery_backend,
             )
             fought = await read_fights(client, graph)

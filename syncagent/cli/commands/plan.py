@@ -14,7 +14,6 @@ from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.inputs import read_input, warn_unknown_fields
-from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
@@ -43,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                 docs,
                 namespace=namespace,
                 settings=settings,
-                programs=PROGRAMS,
+                programs=args.programs,
                 discovery_backend=args.discovery_backend,
                 input_client=user,
             )
