@@ -5,11 +5,12 @@ The kinds below are the ones every pathway shares; each pathway's own workload k
 """
 
 from fieldmanagers.contract import FieldManager
+from syncagent.kube import kinds
 
 MANAGER = FieldManager(
     name="syncagent/ownership",
     kinds=(
-        "DynamoComponentDeployment",
+        kinds.DCD.kind,
         "Deployment",
         "LeaderWorkerSet",
         "Service",

@@ -10,8 +10,9 @@ from syncagent.api.base import Crd, KubeModel, mark_set
 from syncagent.api.component import API_VERSION, BackendFramework, Component
 from syncagent.api.meta import ObjectMeta
 from syncagent.api.status import CONDITION_LIST, ComponentReplicaStatus, Condition, find_condition
+from syncagent.kube import kinds
 
-DGD_KIND = "DynamoGraphDeployment"
+DGD_KIND = kinds.DGD.kind
 MAX_COMPONENTS = 25
 
 RestartStrategyType = Literal["Sequential", "Parallel"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
-from syncagent.kube import being_deleted
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
@@ -45,8 +45,6 @@ from syncagent.ssa import ApplyOptions, Engine, PreconditionError, UndeclaredFie
 
 log = logging.getLogger(__name__)
 
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
 API_VERSION = "nvidia.com/v1beta1"
 STALE_READ_RETRY = 1.0
 # Our own status write is on its way to the watch cache; look again very soon.
@@ -88,7 +86,7 @@ class Reconcilers:
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
         namespace, name = split_key(key)
-        graph = self.store.get(DGD, namespace, name)
+        graph = self.store.get(kinds.DGD.kind, namespace, name)
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
             self._forget(("dgd", key))
@@ -109,7 +107,7 @@ class Reconcilers:
         """The resources a reconcile of graph ``key`` reads: a watch of any other one that has
         not synced does not hold it back (``None``: all, before discovery)."""
         namespace, name = split_key(key)
-        graph, caps = self.store.get(DGD, namespace, name), self.capabilities()
+        graph, caps = self.store.get(kinds.DGD.kind, namespace, name), self.capabilities()
         if caps is None:
             return None
         if graph is None:
@@ -170,7 +168,7 @@ class Reconcilers:
     # -- DCD ----------------------------------------------------------------------------------
     async def reconcile_component(self, key: str) -> Result | None:
         namespace, name = split_key(key)
-        dcd = self.store.get(DCD, namespace, name)
+        dcd = self.store.get(kinds.DCD.kind, namespace, name)
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
             self._forget(("dcd", key))
@@ -215,8 +213,8 @@ class Reconcilers:
         and, as a seemingly standalone DCD, a discovery identity nobody cleans up."""
         view = Body(dcd)
         controller = view.controller
-        if controller is not None and controller.kind == DGD:
-            live = self.store.get(DGD, view.meta.namespace, controller.name)
+        if controller is not None and controller.kind == kinds.DGD.kind:
+            live = self.store.get(kinds.DGD.kind, view.meta.namespace, controller.name)
             return live is None or Body(live).meta.uid != controller.uid
         return controller is None and bool(view.meta.labels.get(GRAPH_LABEL))
 

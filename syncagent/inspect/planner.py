@@ -19,6 +19,7 @@ from lightkube import AsyncClient
 
 from fieldmanagers import component_status, graph_status
 from syncagent.inspect.planengine import PlanEngine
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
@@ -41,8 +42,6 @@ from syncagent.ssa import (
 )
 from syncagent.ssa.compare import differences
 
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
 # The manager the plan's own dry run of the input graph uses: the graph is the user's to apply
 # (kubectl, GitOps); the plan only needs the server's view of it (defaults, validation, uid).
 INPUT_MANAGER = "syncagent-plan"
@@ -173,7 +172,7 @@ async def _plan(
         input_entry = await _plan_input(engine, user, store, body)
         run.inputs.append(InputRow(input_entry.subject, input_entry))
         server_view = input_entry.object
-        if body["kind"] == DGD:
+        if body["kind"] == kinds.DGD.kind:
             await _plan_graph(run, store, server_view, caps, discovery_backend)
         else:
             await _plan_component(run, store, server_view, caps, discovery_backend)
@@ -282,7 +281,7 @@ async def _plan_graph(
     _record_events(run, graph, events)
     _sync_store(store, run.engine)
     for subject in list(run.engine.records.order):
-        if not subject.startswith(f"{DCD}/") or _deleted(run, subject):
+        if not subject.startswith(f"{kinds.DCD.kind}/") or _deleted(run, subject):
             continue
         await _plan_component(run, store, run.engine.records.composed[subject], caps, backend)
 

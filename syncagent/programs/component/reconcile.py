@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api import Component
-from syncagent.kube import being_deleted, controlled_by
+from syncagent.kube import being_deleted, controlled_by, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
@@ -40,8 +40,6 @@ from syncagent.render.workerhash import runtime_namespace
 from syncagent.ssa import SsaError, owner_of
 
 log = logging.getLogger(__name__)
-
-DCD = "DynamoComponentDeployment"
 
 
 class ComponentReconcile:
@@ -109,7 +107,7 @@ class ComponentReconcile:
     def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
         return [
             d
-            for d in ctx.store.list(DCD, ctx.namespace, owner=ctx.uid)
+            for d in ctx.store.list(kinds.DCD.kind, ctx.namespace, owner=ctx.uid)
             if controlled_by(d, ctx.uid)
         ]
 
@@ -126,7 +124,7 @@ class ComponentReconcile:
             await ctx.writer.apply_owned(obj, owner=owner, live=current)
 
     async def _apply_dcd(self, ctx: GraphContext, dcd: Rendered) -> Obj | None:
-        current = ctx.store.get(DCD, ctx.namespace, dcd.name)
+        current = ctx.store.get(kinds.DCD.kind, ctx.namespace, dcd.name)
         if being_deleted(current):
             # A child being deleted counts as absent; it is recreated once it is gone.
             return current
@@ -152,7 +150,7 @@ class ComponentReconcile:
             if readiness.dcd_readiness(replacement).ready and not being_deleted(dcd):
                 await removal.delete_component(ctx.writer, ctx.store, dcd)
             else:
-                waiting.append(f"{DCD} {Body(dcd).meta.name}")
+                waiting.append(f"{kinds.DCD.kind} {Body(dcd).meta.name}")
         return waiting
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
-from syncagent.kube import being_deleted
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import (
     ds_readiness,
@@ -62,7 +62,6 @@ from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest, owner_of
 log = logging.getLogger(__name__)
 
 DS = "DisaggregatedSet"
-DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.DISAGGREGATED_SET
 REQUEUE_AFTER_MODIFIED = 5.0
 _F_CACHE_SIZE = 4096
@@ -180,7 +179,7 @@ class DsReconcile:
         for dcd in plan.dcds:
             if dcd.body["spec"]["name"] in plan.selected_names:
                 continue
-            current = ctx.store.get(DCD, ctx.namespace, dcd.name)
+            current = ctx.store.get(kinds.DCD.kind, ctx.namespace, dcd.name)
             if being_deleted(current):
                 latest[dcd.name] = None
                 continue

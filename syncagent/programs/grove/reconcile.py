@@ -54,7 +54,6 @@ from syncagent.ssa import SsaError, owner_of
 log = logging.getLogger(__name__)
 
 PCS = "PodCliqueSet"
-DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.GROVE
 
 
@@ -176,7 +175,8 @@ class GroveReconcile:
     ) -> None:
         graph = owner_of(ctx.graph)
         our_dcds = {
-            Body(d).meta.uid for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+            Body(d).meta.uid
+            for d in migration.owned(ctx.store, kinds.DCD.kind, ctx.namespace, ctx.uid)
         }
         models: dict[str, Rendered] = {}
         for dcd in dcds:
