@@ -6,9 +6,12 @@ from syncagent.api import Restart
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
+from syncagent.programs.disaggregatedset.restart_coalescing import (
+    plan_ds_restart,
+    restart_values_from_ds,
+)
 from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
-from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH

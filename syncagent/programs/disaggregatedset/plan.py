@@ -12,15 +12,16 @@ from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
-from syncagent.programs import ds_readiness, migration, readiness
+from syncagent.programs import migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext
-from syncagent.programs.restart import RestartPlan
-from syncagent.programs.restart_coalescing import (
+from syncagent.programs.disaggregatedset import ds_readiness
+from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
     restart_visible,
 )
+from syncagent.programs.restart import RestartPlan
 from syncagent.programs.view import Obj, environment
 from syncagent.render import Environment, GraphLive, Rendered
 from syncagent.render import labels as L

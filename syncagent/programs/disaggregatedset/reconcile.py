@@ -20,15 +20,10 @@ from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
 from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
-from syncagent.programs import (
-    ds_readiness,
-    readiness,
-    status,
-    waitleader,
-)
+from syncagent.programs import readiness, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext, build_status, failed, failed_write
-from syncagent.programs.disaggregatedset import services
+from syncagent.programs.disaggregatedset import ds_readiness, services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
     live_f,
