@@ -16,11 +16,13 @@ from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import Capabilities
-from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.context import GraphContext, build_status, failed, failed_write
 from syncagent.programs.program import Route
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
-from syncagent.programs.writes import Writer
+from syncagent.programs.writes import RefusedError, Writer
+from syncagent.render import RenderError
+from syncagent.ssa import SsaError
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,21 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
         result = status.failed(status.VALIDATION_FAILED, message)
         previous = ctx.previous.get("components")
         return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
-    return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+    return await reconcile(ctx)
+
+
+async def reconcile(ctx: GraphContext) -> ProgramResult:
+    """Run the routed program; its errors become the graph's status here, for every pathway: a
+    refusal (``OwnershipConflict``), a graph it cannot render, an engine error (a precondition
+    that no longer held is a conflict). Anything else is a bug and propagates."""
+    try:
+        return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+    except RefusedError as err:
+        return failed(ctx, err.message, refused=True)
+    except RenderError as err:
+        return failed(ctx, err.message)
+    except SsaError as err:
+        return failed_write(ctx, err)
 
 
 def validation_problems(ctx: GraphContext) -> list[str]:

@@ -18,14 +18,12 @@ from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.view import Obj, environment
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     GraphLive,
     Rendered,
-    RenderError,
     component_dcd_name,
     discovery_identity,
     generate_dcds,
@@ -37,7 +35,7 @@ from syncagent.render import labels as L
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dynamo_namespace
 from syncagent.render.workerhash import runtime_namespace
-from syncagent.ssa import SsaError, owner_of
+from syncagent.ssa import owner_of
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +48,8 @@ class ComponentReconcile:
         if any(c.is_multinode for c in components) and not ctx.caps.lws:
             result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
             return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
-        try:
-            return await self._reconcile(ctx, components)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except RenderError as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
+        # Errors raised below become the status in ``programs.graph.reconcile``.
+        return await self._reconcile(ctx, components)
 
     async def _reconcile(self, ctx: GraphContext, components: list[Component]) -> ProgramResult:
         live = self._live_dcds(ctx)

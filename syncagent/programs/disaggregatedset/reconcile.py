@@ -22,7 +22,7 @@ from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import readiness, status, waitleader
 from syncagent.programs.base import ProgramResult
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.disaggregatedset import ds_readiness, services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
@@ -35,9 +35,7 @@ from syncagent.programs.disaggregatedset.plan import (
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
-    RenderError,
     discovery_identity,
     generate_dcds,
     graph_owner,
@@ -52,7 +50,7 @@ from syncagent.render.disaggregatedset import (
 )
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dynamo_namespace
-from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest, owner_of
+from syncagent.ssa import ABSENT, ApplyOptions, digest, owner_of
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +66,7 @@ class DsReconcile:
     """One reconcile of a graph routed to the DisaggregatedSet pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
-        try:
-            return await self._reconcile(ctx)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except RenderError as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
-
-    async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
+        """Errors raised here become the status in ``programs.graph.reconcile``."""
         plan = prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
         if modified and plan.replan is not None:

@@ -17,13 +17,12 @@ from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, environment
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
     GraphLive,
@@ -49,7 +48,7 @@ from syncagent.render.grove_startup import live_fixed
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import SsaError, owner_of
+from syncagent.ssa import owner_of
 
 log = logging.getLogger(__name__)
 
@@ -57,26 +56,15 @@ PCS = "PodCliqueSet"
 PATHWAY = Pathway.GROVE
 
 
-class _CliqueSetChanged(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class _CliqueSetChanged(RenderError):
+    """A PodCliqueSet change Grove would refuse: reported as a graph it cannot render."""
 
 
 class GroveReconcile:
     """One reconcile of a graph routed to the Grove pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
-        try:
-            return await self._reconcile(ctx)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except (RenderError, _CliqueSetChanged) as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
-
-    async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
+        """Errors raised here become the status in ``programs.graph.reconcile``."""
         components = ctx.typed.spec.components
         live_pcs = self._live_pcs(ctx)
         checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
