@@ -100,6 +100,8 @@ class RoutingStatus(KubeModel):
 
     pathway: Pathway
     grove_annotation: str | None = None
+    # Other annotations the pathways record (routing's ``Program.records``), by name.
+    annotations: dict[str, str] | None = None
 
 
 class GraphStatus(KubeModel):

@@ -88,6 +88,9 @@ class Program(Protocol):
     # conflicts, managers and the chart's subresource rights read them from the registry.
     managers: ClassVar[tuple[FieldManager, ...]]
     summary: ClassVar[str]  # what it applies, for ``render --help`` ("Grove (a PodCliqueSet)")
+    # Annotations whose values routing records in ``status.routing`` with the pathway; its
+    # ``claim`` may compare them with the graph's (``route.recorded.annotations``).
+    records: ClassVar[tuple[str, ...]]
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         """Whether the graph opted in to this program (cheap: annotations only)."""

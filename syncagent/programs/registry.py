@@ -18,7 +18,7 @@ from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.kube.kinds import Kind
 from syncagent.programs.program import Claim, Program, Route, Watched
-from syncagent.programs.routing import ENABLE_GROVE, RecordedRouting, Selection
+from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
@@ -117,7 +117,12 @@ class Registry:
                 break
         for program in self.programs[len(claims) :]:
             claims[program.pathway] = Claim(False, wanted=program.wants(route.annotations))
-        return Selection(winner.pathway, claims)
+        return Selection(winner.pathway, claims, self.records)
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        """Every annotation some program records in ``status.routing``, once each."""
+        return tuple(dict.fromkeys(k for p in self.programs for k in p.records))
 
     def owned_kinds(self) -> tuple[Kind, ...]:
         """Every workload kind some program leaves controlled by the graph, once each."""
@@ -132,7 +137,7 @@ class Registry:
         fits = [p for p in self.programs if p.owns[0] in present and present <= set(p.owns)]
         if len(fits) != 1:
             return None
-        return RecordedRouting(fits[0].pathway, annotations.get(ENABLE_GROVE))
+        return RecordedRouting(fits[0].pathway, recorded(annotations, self.records))
 
     # -- what the agent reads and writes ----------------------------------------------------
     def watched(self) -> tuple[Watched, ...]:

@@ -83,6 +83,8 @@ def test_the_toy_pathway_reconciles_on_the_api_server(control_plane, kube, names
 
             live = eventually(routed, deadline=DEADLINE, what="the graph routed to Toy")
             assert condition(live, "WorkloadPathway")["reason"] == "Toy"
+            # the toy records its own annotation with the pathway (Program.records)
+            assert live["status"]["routing"] == {"pathway": "Toy", "annotations": {OPT_IN: "true"}}
             assert condition(live, "Ready")["status"] == "False"
             status_path = f"/apis/{TOY.api_version}/namespaces/{namespace}/{TOY.plural}/g/status"
             kube.request(

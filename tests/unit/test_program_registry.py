@@ -50,6 +50,22 @@ def test_routing_precedence_follows_the_registry_order() -> None:
     assert PROGRAMS.select(route({OPT_IN: "true"})).pathway == Pathway.GROVE
 
 
+def test_a_pathway_records_its_own_annotation_beside_groves() -> None:
+    annotations = {OPT_IN: "true", "nvidia.com/enable-grove": "false", "other": "x"}
+    recorded = REGISTRY.select(route(annotations)).record(annotations)
+    assert recorded.to_status() == {
+        "pathway": "Toy",
+        "groveAnnotation": "false",
+        "annotations": {OPT_IN: "true"},
+    }
+    assert PROGRAMS.select(route(annotations)).record(annotations).annotations == {
+        "nvidia.com/enable-grove": "false"
+    }
+    derived = REGISTRY.recorded_from_children(annotations, [TOY])
+    assert derived is not None
+    assert derived.annotations[OPT_IN] == "true"
+
+
 def test_recorded_pathway_from_the_children_the_graph_controls() -> None:
     assert REGISTRY.recorded_from_children({}, [TOY]).pathway == "Toy"  # type: ignore[union-attr]
     assert REGISTRY.recorded_from_children({}, [TOY, POD_CLIQUE_SET]) is None

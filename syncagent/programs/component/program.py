@@ -32,6 +32,7 @@ class ComponentProgram:
     owns = (kinds.DCD,)
     watches: tuple[Watched, ...] = ()
     managers: tuple[FieldManager, ...] = ()  # the common ones: components, workloads, services
+    records: tuple[str, ...] = ()
     summary = "Component (DynamoComponentDeployments, Deployments, LeaderWorkerSets)"
 
     def wants(self, annotations: Mapping[str, str]) -> bool:

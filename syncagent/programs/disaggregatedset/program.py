@@ -37,6 +37,7 @@ class DisaggregatedSetProgram:
     # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
     watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
     managers = (disaggregatedset.MANAGER,)
+    records: tuple[str, ...] = ()
     summary = (
         "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
         "components)"

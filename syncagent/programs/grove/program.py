@@ -37,6 +37,7 @@ class GroveProgram:
     )
     managers = (grove.MANAGER, grove_scale.MANAGER)
     summary = "Grove (a PodCliqueSet)"
+    records = (ENABLE_GROVE,)  # the routed-graph exception compares it (claim)
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return (annotations.get(ENABLE_GROVE) or "").lower() == "true"

@@ -45,6 +45,7 @@ class ToyProgram:
     watches = (Watched(TOY, write=True),)
     managers = (MANAGER,)
     summary = "Toy (a ToySet, tests only)"
+    records = (OPT_IN,)  # recorded with the pathway: its own annotation, beside Grove's
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return annotations.get(OPT_IN) == "true"
