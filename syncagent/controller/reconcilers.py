@@ -24,15 +24,15 @@ from syncagent.kube.objects import Body
 from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
-from syncagent.programs.context import GraphContext, status_events
+from syncagent.programs.context import GraphContext
 from syncagent.programs.fights import Fights, graph_of_component
-from syncagent.programs.graph import graph_context, route, run_graph
+from syncagent.programs.graph import finished_events, graph_context, route, run_graph
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.workload import (
     ComponentContext,
     WorkloadProgram,
-    component_error_events,
+    finished_component_events,
 )
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
@@ -158,8 +158,7 @@ class Reconcilers:
             self._superseded[("dgd", key)] = Body(graph).meta.resource_version
             if self.latency is not None:
                 self.latency.written(key, ctx.generation)
-        events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
-        self._emit(ctx.graph, events)
+        self._emit(ctx.graph, finished_events(ctx, outcome))
         if outcome.retry:
             # The error is in the persisted status already: back off and retry.
             return Result(error=f"{ctx.ref}: {_ready_message(outcome.status)}")
@@ -202,7 +201,7 @@ class Reconcilers:
             dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
         ):
             self._superseded[("dcd", key)] = version
-        self._emit(dcd, outcome.events + component_error_events(dcd, outcome.status))
+        self._emit(dcd, finished_component_events(dcd, outcome))
         if outcome.retry:
             return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
         return _requeue(writer.requeue_after)

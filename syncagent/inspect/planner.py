@@ -25,11 +25,14 @@ from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities, Setting
-from syncagent.programs.context import status_events
-from syncagent.programs.graph import graph_context, run_graph
+from syncagent.programs.graph import finished_events, graph_context, run_graph
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import DictStore, Obj
-from syncagent.programs.workload import ComponentContext, WorkloadProgram, component_error_events
+from syncagent.programs.workload import (
+    ComponentContext,
+    WorkloadProgram,
+    finished_component_events,
+)
 from syncagent.programs.writes import Writer
 from syncagent.runtime.discovery import served_resources
 from syncagent.ssa import (
@@ -277,8 +280,7 @@ async def _plan_graph(
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")
     _record_status(run, graph, outcome.status, graph_status.MANAGER.name)
-    events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
-    _record_events(run, graph, events)
+    _record_events(run, graph, finished_events(ctx, outcome))
     _sync_store(store, run.engine)
     for subject in list(run.engine.records.order):
         if not subject.startswith(f"{kinds.DCD.kind}/") or _deleted(run, subject):
@@ -298,7 +300,7 @@ async def _plan_component(
     if cond.get("reason") == "Reconciling":
         run.errors.append(f"{ctx.ref}: {cond.get('message')}")
     _record_status(run, dcd, outcome.status, component_status.MANAGER.name)
-    _record_events(run, dcd, outcome.events + component_error_events(dcd, outcome.status))
+    _record_events(run, dcd, finished_component_events(dcd, outcome))
     _sync_store(store, run.engine)
 
 

@@ -14,9 +14,15 @@ from syncagent.api.schemas import check_live
 from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
-from syncagent.programs.base import ProgramResult
+from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import (
+    GraphContext,
+    build_status,
+    failed,
+    failed_write,
+    status_events,
+)
 from syncagent.programs.program import Route
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
@@ -84,6 +90,13 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
         previous = ctx.previous.get("components")
         return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
     return await reconcile(ctx)
+
+
+def finished_events(ctx: GraphContext, outcome: ProgramResult) -> list[QueuedEvent]:
+    """The events a finished reconcile emits once its status is persisted, the agent's and
+    ``plan``'s alike: the program's own (its writes), then those its status change implies
+    (lifecycle.md §4; routing.md §2)."""
+    return outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
 
 
 async def reconcile(ctx: GraphContext) -> ProgramResult:

@@ -309,6 +309,12 @@ def _validate(dcd: Obj) -> tuple[str, str]:
     return problems_message(problems), reason
 
 
+def finished_component_events(dcd: Obj, outcome: ComponentResult) -> list[QueuedEvent]:
+    """The events a finished DCD reconcile emits once its status is persisted (agent and
+    ``plan``): its writes' own, then ``ReconcileError`` when its error message changed."""
+    return outcome.events + component_error_events(dcd, outcome.status)
+
+
 def component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:
     """``ReconcileError`` on the DCD when its error message appears or changes."""
     old = status.find(Body(dcd).status.get("conditions"), status.AVAILABLE) or {}
