@@ -101,7 +101,7 @@ class GroveReconcile:
         pcs = entry.object
         for child, obj in children:
             if scale.needs_scale(obj, child.desired):
-                await scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
+                await scale.patch_scale(ctx.writer, obj or {}, child.desired)
         dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
