@@ -171,13 +171,10 @@ class Registry:
         apply creates) and read back when the cache's copy is stale (``ssa.ownership``). Which
         written kinds it deletes is proven by the chart's recorded run
         (``tests/cluster/test_helm_rights.py``), not declared here."""
-        read = frozenset({"list", "watch"})
-        # Server-side apply is PATCH (and create when it creates); the agent never sends PUT.
-        write = read | {"get", "create", "patch"}
         out: dict[tuple[str, str], frozenset[str]] = {}
         for w in self.watched():
             key = (w.kind.group, w.kind.plural)
-            out[key] = out.get(key, frozenset()) | (write if w.write else read)
+            out[key] = out.get(key, frozenset()) | frozenset(APPLY if w.write else READ)
         return out
 
     def pathway_rules(self) -> dict[str, list[Rule]]:
@@ -204,8 +201,9 @@ class Registry:
         return out
 
 
-# The chart's verb sets: read (the watch caches), apply (SSA: get a stale copy, create,
-# patch), write (apply and delete).
+# The chart's verb sets: read (the watch caches), apply (server-side apply is PATCH, and
+# create when it creates; get reads back a copy the cache proved stale; never PUT), write
+# (apply and delete).
 READ = ("list", "watch")
 APPLY = ("get", "list", "watch", "create", "patch")
 WRITE = (*APPLY, "delete")
