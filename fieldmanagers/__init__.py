@@ -1,8 +1,12 @@
 """Field managers: one module per concern, each naming the kinds and paths it owns.
 
-Programs import the manager they write with; ``blame``, ``conflicts`` and ``managers`` use
-:data:`ALL` to name owners and to spot stale managers.
+Programs import the manager they write with. :data:`ALL` names the managers declared here (the
+metric labels keep their names); ``managers`` checks objects against the program registry's
+list (``Registry.field_managers``: these plus each pathway's own, the ownership manager's kinds
+completed with every pathway's workload kinds).
 """
+
+from collections.abc import Iterable
 
 from fieldmanagers import (
     component_status,
@@ -38,11 +42,12 @@ ALL: tuple[FieldManager, ...] = (
 )
 
 
-def by_name(name: str) -> FieldManager | None:
-    """The declaration for a manager name, including per-owner ``syncagent/owner/<uid>``."""
+def by_name(name: str, *, declared: Iterable[FieldManager] = ALL) -> FieldManager | None:
+    """The declaration for a manager name among ``declared``, including per-owner
+    ``syncagent/owner/<uid>``."""
     if is_owner_manager(name):
         return for_owner(name.removeprefix("syncagent/owner/"))
-    return next((m for m in ALL if m.name == name), None)
+    return next((m for m in declared if m.name == name), None)
 
 
 def is_ours(name: str) -> bool:

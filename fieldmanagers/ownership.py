@@ -1,15 +1,18 @@
-"""`syncagent/ownership`: the controller reference item on every object we own, nothing else."""
+"""`syncagent/ownership`: the controller reference item on every object we own, nothing else.
+
+The kinds below are the ones every pathway shares; each pathway's own workload kinds (its
+``owns``) are added by the program registry (``Registry.field_managers``).
+"""
 
 from fieldmanagers.contract import FieldManager
+from syncagent.kube import kinds
 
 MANAGER = FieldManager(
     name="syncagent/ownership",
     kinds=(
-        "DynamoComponentDeployment",
+        kinds.DCD.kind,
         "Deployment",
         "LeaderWorkerSet",
-        "DisaggregatedSet",
-        "PodCliqueSet",
         "Service",
         "ServiceAccount",
         "Role",

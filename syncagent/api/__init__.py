@@ -47,7 +47,7 @@ Public names:
                           routing: RoutingStatus|None; .condition(type)
   RestartStatus           observed_id (wire "observedID"), phase, in_progress
   CheckpointStatus        checkpoint_name, ready
-  RoutingStatus           pathway: "Grove"|"DisaggregatedSet"|"Component", grove_annotation
+  RoutingStatus           pathway (a program's; the CRD enum lists the registry's), grove_annotation
   Condition               type, status, reason, message, last_transition_time, observed_generation
   ComponentReplicaStatus  component_kind, component_names, runtime_namespace, replicas,
                           updated_replicas, ready_replicas, available_replicas

@@ -11,11 +11,12 @@ from pydantic import Field, ModelWrapValidatorHandler, PrivateAttr, model_valida
 from syncagent.api.base import Crd, KubeModel, mark_set
 from syncagent.api.meta import ObjectMeta
 from syncagent.api.status import CONDITION_LIST, ComponentReplicaStatus, Condition, find_condition
+from syncagent.kube import kinds
 
 GROUP = "nvidia.com"
 VERSION = "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
-DCD_KIND = "DynamoComponentDeployment"
+DCD_KIND = kinds.DCD.kind
 
 MAIN_CONTAINER = "main"
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$"
@@ -266,5 +267,5 @@ class DynamoComponentDeployment(KubeModel):
     @property
     def parent_graph_name(self) -> str:
         """The owning DGD's name, or the DCD's own name when it has no DGD owner."""
-        owner = self.metadata.owner_of_kind("DynamoGraphDeployment")
+        owner = self.metadata.owner_of_kind(kinds.DGD.kind)
         return owner.name if owner else self.metadata.name or ""

@@ -9,9 +9,9 @@ declare ``__crd__ = {"preserve_unknown": bool, "validations": [...]}``.
 from __future__ import annotations
 
 import json
-import sys
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -31,7 +31,7 @@ from syncagent.api.component import (
 from syncagent.api.graph import DGD_KIND, GraphSpec, GraphStatus
 from syncagent.api.kubeschema import VENDORED, kube_schema, vendored_text
 
-HEADER = "# Generated from syncagent.api by `syncagent crds`; do not edit (tests/unit/test_crds_drift.py).\n"
+HEADER = "# Generated from syncagent.api by `python -m syncagent.cli.generate`; do not edit (tests/unit/test_generated_drift.py).\n"
 
 # The upstream CEL rule on embedded containers: `main` may get its image elsewhere (V5 is ours).
 SIDECAR_IMAGE_RULE = {
@@ -120,7 +120,10 @@ def _with_sidecar_rule(spec_schema: dict[str, Any]) -> None:
     items["x-kubernetes-validations"] = [dict(SIDECAR_IMAGE_RULE)]
 
 
-def graph_crd() -> dict[str, Any]:
+def graph_crd(*, pathways: Sequence[str] = ()) -> dict[str, Any]:
+    """The DGD CRD; ``pathways`` (the program registry's, in precedence order) are the enum of
+    ``status.routing.pathway``. Without them (the offline structural check of a live graph)
+    any pathway name passes: the API server holds the enum."""
     builder = SchemaBuilder()
     spec = builder.model(GraphSpec)
     _with_sidecar_rule(spec["properties"]["components"]["items"])
@@ -135,7 +138,10 @@ def graph_crd() -> dict[str, Any]:
         _PRINTER_BACKEND,
         _PRINTER_AGE,
     ]
-    return _crd(DGD_KIND, "dgd", spec, builder.model(GraphStatus), columns)
+    status = builder.model(GraphStatus)
+    if pathways:
+        status["properties"]["routing"]["properties"]["pathway"]["enum"] = list(pathways)
+    return _crd(DGD_KIND, "dgd", spec, status, columns)
 
 
 def component_crd() -> dict[str, Any]:
@@ -261,8 +267,8 @@ def checkpoint_crd() -> dict[str, Any]:
     }
 
 
-def all_crds() -> list[dict[str, Any]]:
-    return [graph_crd(), component_crd(), checkpoint_crd()]
+def all_crds(*, pathways: Sequence[str]) -> list[dict[str, Any]]:
+    return [graph_crd(pathways=pathways), component_crd(), checkpoint_crd()]
 
 
 def crd_filename(crd: dict[str, Any]) -> str:
@@ -275,36 +281,22 @@ def to_yaml(crd: dict[str, Any]) -> str:
     return HEADER + body
 
 
-def rendered_files() -> dict[str, str]:
+def rendered_files(*, pathways: Sequence[str]) -> dict[str, str]:
     """File name -> content of every CRD file under ``crds/``."""
-    return {crd_filename(c): to_yaml(c) for c in all_crds()}
+    return {crd_filename(c): to_yaml(c) for c in all_crds(pathways=pathways)}
 
 
-def write(directory: Path) -> list[Path]:
+def write(directory: Path, *, pathways: Sequence[str]) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in rendered_files().items():
+    for name, text in rendered_files(pathways=pathways).items():
         target = directory / name
         target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
 
 
-REPO_CRDS = Path(__file__).resolve().parents[2] / "crds"
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Regenerate crds/; with ``--openapi FILE`` (the pinned Kubernetes OpenAPI v3 core/v1
-    document) refresh the vendored Kubernetes schemas from it first."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--openapi"] and len(args) == 2:
-        VENDORED.write_text(vendored_text(path=Path(args[1])), encoding="utf-8")
-        print(VENDORED)
-    elif args:
-        raise SystemExit("usage: python -m syncagent.api.crdgen [--openapi FILE]")
-    for path in write(REPO_CRDS):
-        print(path)
-
-
-if __name__ == "__main__":
-    main()
+def refresh_vendored(openapi: Path) -> Path:
+    """Refresh the vendored Kubernetes schemas from the pinned OpenAPI v3 core/v1 document."""
+    VENDORED.write_text(vendored_text(path=openapi), encoding="utf-8")
+    return VENDORED

@@ -10,13 +10,15 @@ from syncagent.api.base import Crd, KubeModel, mark_set
 from syncagent.api.component import API_VERSION, BackendFramework, Component
 from syncagent.api.meta import ObjectMeta
 from syncagent.api.status import CONDITION_LIST, ComponentReplicaStatus, Condition, find_condition
+from syncagent.kube import kinds
 
-DGD_KIND = "DynamoGraphDeployment"
+DGD_KIND = kinds.DGD.kind
 MAX_COMPONENTS = 25
 
 RestartStrategyType = Literal["Sequential", "Parallel"]
 GraphState = Literal["initializing", "pending", "successful", "failed"]
-Pathway = Literal["Grove", "DisaggregatedSet", "Component"]
+# A pathway name: the programs declare them (the CRD enum comes from the program registry).
+Pathway = str
 
 _COMPONENT_LIST = Crd(
     {
@@ -98,6 +100,8 @@ class RoutingStatus(KubeModel):
 
     pathway: Pathway
     grove_annotation: str | None = None
+    # Other annotations the pathways record (routing's ``Program.records``), by name.
+    annotations: dict[str, str] | None = None
 
 
 class GraphStatus(KubeModel):

@@ -25,7 +25,7 @@ from syncagent.programs.capabilities import (
     capability_overrides,
     resolver,
 )
-from syncagent.programs.registry import PROGRAMS
+from syncagent.programs.registry import Registry
 from syncagent.runtime import http
 from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.leader import LeaseConfig, default_identity
@@ -47,7 +47,7 @@ def default_lease_namespace() -> str:
     return os.environ.get("POD_NAMESPACE") or "default"
 
 
-def serve(settings: AgentSettings) -> int:
+def serve(settings: AgentSettings, *, programs: Registry) -> int:
     """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
     configure_logging(level=settings.logging.level)
     try:
@@ -64,7 +64,7 @@ def serve(settings: AgentSettings) -> int:
             metrics_secure=settings.http.metrics_secure,
             metrics_cert_dir=settings.http.metrics_cert_dir or None,
             lease=_lease(settings.leader_election, shard),
-            group_versions=PROGRAMS.group_versions(),
+            group_versions=programs.group_versions(),
             resolve=resolver(capabilities),
             discovery_interval=settings.discovery.interval,
         )
@@ -86,7 +86,7 @@ def serve(settings: AgentSettings) -> int:
         shard=shard,
     )
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
-    setup(manager, client, controllers, history=history)
+    setup(manager, client, controllers, programs=programs, history=history)
     try:
         anyio.run(_serve, manager, settings.http, history)
     except BaseException as err:

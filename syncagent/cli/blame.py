@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_connection_arguments
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Print an object as YAML with each line's field managers, their operation (Apply/Update, and the
@@ -25,7 +28,7 @@ besides get on the object."""
 AGENT_SERVICE = "syncagent-system/syncagent-history:history"
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "blame",
         help="show who owns each field of an object",

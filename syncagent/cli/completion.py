@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -22,7 +25,7 @@ of zsh's fpath as _syncagent, fish's ~/.config/fish/completions/syncagent.fish).
 plugin takes the same flags (kubectl syncagent ...)."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "completion",
         help="print a bash, zsh or fish completion script",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument, add_connection_arguments
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Dry-run, without force, every object the graph's program would apply, and list each field
@@ -22,7 +25,7 @@ Never writes.
 exit codes: 0 no conflicts and no fights, 2 conflicts or fights, 1 error."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "conflicts",
         help="list the fields a graph's applies would take from other managers, with remedies",

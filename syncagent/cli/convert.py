@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from syncagent.cli.lazy import lazy
 
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs: Registry) -> None:
     parser = sub.add_parser(
         "convert",
         help="convert v1alpha1 DynamoGraphDeployments to v1beta1 (offline)",

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syncagent.cli.lazy import lazy
 
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs: Registry) -> None:
     parser = sub.add_parser(
         "crds",
         help="print the DynamoGraphDeployment and DynamoComponentDeployment CRDs",

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syncagent.cli.lazy import lazy
 from syncagent.devcluster import build, versions
 from syncagent.devcluster.kwok import DEFAULT_NODES
 
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs: Registry) -> None:
     parser = sub.add_parser(
         "dev-cluster",
         help="start, stop or locate a local cluster with every CRD syncagent uses",

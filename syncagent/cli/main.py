@@ -18,8 +18,10 @@ from typing import NoReturn
 
 from syncagent import __version__
 from syncagent.cli import boundary
+from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs.registry import Registry
 
-# Each module exposes ``register(subparsers)`` and sets ``func`` on its parser.
+# Each module exposes ``register(subparsers, programs)`` and sets ``func`` on its parser.
 SUBCOMMANDS: tuple[str, ...] = (
     "devcluster",
     "render",
@@ -50,10 +52,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser(
-    *, prog: str = "syncagent", commands: Sequence[str] = SUBCOMMANDS
+    programs: Registry, *, prog: str = "syncagent", commands: Sequence[str] = SUBCOMMANDS
 ) -> argparse.ArgumentParser:
-    """The command line; the kubectl plugin builds it with its own name and the inspect
-    commands only (``cli/plugin.py``)."""
+    """Every command's flags; ``programs`` (the pathways) reaches each command as
+    ``args.programs``. The kubectl plugin builds it with its own name and the inspect commands
+    only (``cli/plugin.py``)."""
     parser = Parser(
         prog=prog,
         description="Keep NVIDIA Dynamo inference graphs deployed through server-side apply.",
@@ -66,17 +69,30 @@ def build_parser(
         action="store_true",
         help="on an internal error, print the traceback too (accepted anywhere on the line)",
     )
+    parser.set_defaults(programs=programs)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in commands:
-        importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}").register(sub)
+        module = importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}")
+        module.register(sub, programs)
     return parser
 
 
-def main(
-    argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None
+def main(argv: Sequence[str] | None = None) -> int:
+    """``syncagent``: the commands over the pathways of :mod:`syncagent.cli.pathways`."""
+    return run_cli(list(sys.argv[1:] if argv is None else argv), programs=PROGRAMS)
+
+
+def run_cli(
+    argv: Sequence[str],
+    *,
+    programs: Registry,
+    prog: str = "syncagent",
+    commands: Sequence[str] = SUBCOMMANDS,
 ) -> int:
-    args_in, debug = boundary.take_debug_flag(list(sys.argv[1:] if argv is None else argv))
-    parser = parser or build_parser()
+    """The commands over ``programs``: the composition root (a test plugs in a pathway; the
+    kubectl plugin names itself and offers the inspect commands)."""
+    args_in, debug = boundary.take_debug_flag(list(argv))
+    parser = build_parser(programs, prog=prog, commands=commands)
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)

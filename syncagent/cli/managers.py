@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_connection_arguments
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 List the field managers on a graph and every object it owns (directly or through its
@@ -19,7 +22,7 @@ entry. Other writers' entries (kubectl label/annotate/patch, other controllers) 
 exit codes: 0 no findings, 2 findings, 1 error."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "managers",
         help="check the field managers on a graph's objects against their contracts",

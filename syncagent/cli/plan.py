@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument, add_connection_arguments
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Show exactly what the agent would do for a graph: per object created, configured, unchanged,
@@ -19,7 +22,7 @@ managers with server-side dry runs only: it never writes.
 exit codes: 0 no changes, 2 changes, 1 error."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="show what the agent would do for a graph (dry runs only, never writes)",

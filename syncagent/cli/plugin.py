@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from syncagent.cli.main import build_parser
-from syncagent.cli.main import main as syncagent_main
+from syncagent.cli.main import run_cli
+from syncagent.cli.pathways import PROGRAMS
 
 COMMANDS: tuple[str, ...] = ("plan", "blame", "conflicts", "managers", "status")
 PROG = "kubectl syncagent"
@@ -46,7 +46,7 @@ def _global_flag_width(arg: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = hoist(sys.argv[1:] if argv is None else argv)
-    return syncagent_main(args, parser=build_parser(prog=PROG, commands=COMMANDS))
+    return run_cli(args, programs=PROGRAMS, prog=PROG, commands=COMMANDS)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,23 @@
-"""``syncagent render``: the objects a program (Grove, DisaggregatedSet or Component) would
-apply, offline."""
+"""``syncagent render``: the objects a program would apply, offline."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument
 from syncagent.cli.lazy import lazy
-from syncagent.cli.render_programs import PROGRAMS
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "render",
         help="print the objects a graph renders to, offline (no cluster)",
         description=(
             "Print every object a program would apply for a DynamoGraphDeployment, each with "
-            "its field manager: Grove (a PodCliqueSet), DisaggregatedSet (a DisaggregatedSet "
-            "plus DynamoComponentDeployments for the other components) or Component "
-            "(DynamoComponentDeployments, Deployments, LeaderWorkerSets), plus Services and "
+            f"its field manager: {programs.summary()}, plus Services and "
             "the discovery identity. The graph is routed as the agent would route it unless "
             "--program names one. A standalone DynamoComponentDeployment renders as the "
             "Component program applies it. Reads no cluster: every capability is assumed "
@@ -42,7 +41,7 @@ def register(subparsers: Any) -> None:
     add_capability_argument(parser, offline=True)
     parser.add_argument(
         "--program",
-        choices=PROGRAMS,
+        choices=("auto", *sorted(programs.names)),
         default="auto",
         help="the program to render a graph with; auto routes it as the agent would "
         "(spec/routing.md §2) (default: auto)",

@@ -8,14 +8,13 @@ from typing import Any
 from syncagent.cli.errors import UserError
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Program, Route
-from syncagent.programs.registry import PROGRAMS as REGISTRY
-
-PROGRAMS = ("auto", *sorted(REGISTRY.names))
+from syncagent.programs.registry import Registry
 
 
 def choose(
     program: str,
     *,
+    programs: Registry,
     annotations: Mapping[str, str],
     components: Sequence[Mapping[str, Any]],
     caps: Capabilities,
@@ -25,8 +24,8 @@ def choose(
     cannot take, or whose capability is switched off, is an error."""
     route = Route(annotations, components, caps)
     if program == "auto":
-        return REGISTRY.by_pathway(REGISTRY.select(route).pathway)
-    chosen = REGISTRY.by_name(program)
+        return programs.by_pathway(programs.select(route).pathway)
+    chosen = programs.by_name(program)
     reason = chosen.cannot_render(route)
     if reason:
         raise UserError(

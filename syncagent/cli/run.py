@@ -8,10 +8,13 @@ agent: ``syncagent render`` and ``--help`` stay fast.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument
 from syncagent.cli.settings import GROUPS, add_flags, agent_settings
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Run the agent: watch DynamoGraphDeployments and DynamoComponentDeployments and keep their
@@ -22,7 +25,7 @@ FieldFight event and left alone for a backoff (--fight-*; docs/ownership.md). Lo
 on stderr. SIGTERM stops it gracefully (reconciles in flight finish, the Lease is released)."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     p = subparsers.add_parser(
         "run",
         help="run the agent (watch graphs and keep them deployed)",
@@ -40,4 +43,4 @@ def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: the agent pulls in the whole runtime and every program.
     from syncagent.cli.agent import serve
 
-    return serve(agent_settings(args))
+    return serve(agent_settings(args), programs=args.programs)

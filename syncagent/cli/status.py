@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_connection_arguments, duration
 from syncagent.cli.lazy import lazy
+
+if TYPE_CHECKING:
+    from syncagent.programs.registry import Registry
 
 DESCRIPTION = """\
 Print a graph as a tree: the graph, the program serving it, its DynamoComponentDeployments,
@@ -21,7 +24,7 @@ docs/status.md.
 exit codes: 0 the tree was printed (ready or not: read "ready" of -o json), 1 error."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, programs: Registry) -> None:
     parser = subparsers.add_parser(
         "status",
         help="show a graph's objects as a tree: ready or why not, controllers, managers",

@@ -19,20 +19,20 @@ from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
-from syncagent.kube import being_deleted
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import status
 from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
-from syncagent.programs.context import GraphContext, status_events
+from syncagent.programs.context import GraphContext
 from syncagent.programs.fights import Fights, graph_of_component
-from syncagent.programs.graph import graph_context, route, run_graph
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.graph import finished_events, graph_context, route, run_graph
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.workload import (
     ComponentContext,
     WorkloadProgram,
-    component_error_events,
+    finished_component_events,
 )
 from syncagent.programs.writes import Writer
 from syncagent.runtime.cache import split_key
@@ -45,8 +45,6 @@ from syncagent.ssa import ApplyOptions, Engine, PreconditionError, UndeclaredFie
 
 log = logging.getLogger(__name__)
 
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
 API_VERSION = "nvidia.com/v1beta1"
 STALE_READ_RETRY = 1.0
 # Our own status write is on its way to the watch cache; look again very soon.
@@ -69,7 +67,7 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
-    programs: Registry = PROGRAMS
+    programs: Registry = field(kw_only=True)  # the composition root's
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
     # Per (controller, key), the resourceVersion our last status write replaced. A cached
@@ -88,7 +86,7 @@ class Reconcilers:
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
         namespace, name = split_key(key)
-        graph = self.store.get(DGD, namespace, name)
+        graph = self.store.get(kinds.DGD.kind, namespace, name)
         caps = self.capabilities()
         if graph is None or being_deleted(graph):
             self._forget(("dgd", key))
@@ -109,7 +107,7 @@ class Reconcilers:
         """The resources a reconcile of graph ``key`` reads: a watch of any other one that has
         not synced does not hold it back (``None``: all, before discovery)."""
         namespace, name = split_key(key)
-        graph, caps = self.store.get(DGD, namespace, name), self.capabilities()
+        graph, caps = self.store.get(kinds.DGD.kind, namespace, name), self.capabilities()
         if caps is None:
             return None
         if graph is None:
@@ -160,8 +158,7 @@ class Reconcilers:
             self._superseded[("dgd", key)] = Body(graph).meta.resource_version
             if self.latency is not None:
                 self.latency.written(key, ctx.generation)
-        events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
-        self._emit(ctx.graph, events)
+        self._emit(ctx.graph, finished_events(ctx, outcome))
         if outcome.retry:
             # The error is in the persisted status already: back off and retry.
             return Result(error=f"{ctx.ref}: {_ready_message(outcome.status)}")
@@ -170,7 +167,7 @@ class Reconcilers:
     # -- DCD ----------------------------------------------------------------------------------
     async def reconcile_component(self, key: str) -> Result | None:
         namespace, name = split_key(key)
-        dcd = self.store.get(DCD, namespace, name)
+        dcd = self.store.get(kinds.DCD.kind, namespace, name)
         caps = self.capabilities()
         if dcd is None or being_deleted(dcd) or self._graph_gone(dcd):
             self._forget(("dcd", key))
@@ -204,7 +201,7 @@ class Reconcilers:
             dcd, outcome.status, component_status_manager.MANAGER.name, precondition=False
         ):
             self._superseded[("dcd", key)] = version
-        self._emit(dcd, outcome.events + component_error_events(dcd, outcome.status))
+        self._emit(dcd, finished_component_events(dcd, outcome))
         if outcome.retry:
             return Result(error=f"{ctx.ref}: {_available_message(outcome.status)}")
         return _requeue(writer.requeue_after)
@@ -215,8 +212,8 @@ class Reconcilers:
         and, as a seemingly standalone DCD, a discovery identity nobody cleans up."""
         view = Body(dcd)
         controller = view.controller
-        if controller is not None and controller.kind == DGD:
-            live = self.store.get(DGD, view.meta.namespace, controller.name)
+        if controller is not None and controller.kind == kinds.DGD.kind:
+            live = self.store.get(kinds.DGD.kind, view.meta.namespace, controller.name)
             return live is None or Body(live).meta.uid != controller.uid
         return controller is None and bool(view.meta.labels.get(GRAPH_LABEL))
 

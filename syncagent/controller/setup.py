@@ -18,7 +18,7 @@ from syncagent.kube.objects import ObjectRef
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched, WatchFn
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
@@ -73,7 +73,7 @@ def setup(
     client: Any,
     settings: ControllerSettings,
     *,
-    programs: Registry = PROGRAMS,
+    programs: Registry,
     history: HistoryRecorder | None = None,
 ) -> Reconcilers:
     """Watches, caches, the DGD and DCD controllers and the handlers that connect them;

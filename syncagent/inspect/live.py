@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from syncagent.inspect.kinds import KindInfo, object_path, resolve_kind
+from syncagent.kube import kinds
 from syncagent.runtime.client import http_client
 
-GRAPH = KindInfo("nvidia.com/v1beta1", "DynamoGraphDeployment", "dynamographdeployments", True)
+GRAPH = KindInfo(kinds.DGD.api_version, kinds.DGD.kind, kinds.DGD.plural, True)
 
 
 class ReadError(Exception):

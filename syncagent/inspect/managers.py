@@ -14,7 +14,7 @@ Per object: every managedFields entry, the bytes managedFields take, and finding
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ import orjson
 
 import fieldmanagers
 from fieldmanagers import ownership
+from fieldmanagers.contract import FieldManager
 from fieldmanagers.owner import PREFIX as OWNER_PREFIX
 from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
@@ -47,9 +48,15 @@ class ObjectReport:
     findings: list[Finding] = field(default_factory=list)
 
 
-def check_graph(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[ObjectReport]:
+def check_graph(
+    graph: Mapping[str, Any], live: Iterable[Obj], *, declared: Sequence[FieldManager]
+) -> list[ObjectReport]:
+    """``declared``: every manager the agent writes with (``Registry.field_managers``)."""
     objects = graph_objects(graph, live)
-    return [check(objects[0], user_object=True), *(check(o) for o in objects[1:])]
+    return [
+        check(objects[0], declared=declared, user_object=True),
+        *(check(o, declared=declared) for o in objects[1:]),
+    ]
 
 
 def graph_objects(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[Obj]:
@@ -72,7 +79,11 @@ def graph_objects(graph: Mapping[str, Any], live: Iterable[Obj]) -> list[Obj]:
 
 
 def check(
-    obj: Mapping[str, Any], *, policy: TakeoverPolicy = POLICY, user_object: bool = False
+    obj: Mapping[str, Any],
+    *,
+    declared: Sequence[FieldManager],
+    policy: TakeoverPolicy = POLICY,
+    user_object: bool = False,
 ) -> ObjectReport:
     """``user_object``: the graph itself, whose content its author writes (never taken over)."""
     raw = Body(obj).meta.managed_fields
@@ -85,7 +96,11 @@ def check(
     for raw_entry, entry in zip(raw, entries, strict=True):
         if fieldmanagers.is_ours(entry.manager):
             report.findings += _check_ours(
-                entry, kind=kind, ref_uids=ref_uids, controller_uid=controller_uid
+                entry,
+                declared=declared,
+                kind=kind,
+                ref_uids=ref_uids,
+                controller_uid=controller_uid,
             )
         elif not user_object and (taken := policy.taken_paths(raw_entry, live=obj)):
             report.findings.append(
@@ -103,11 +118,12 @@ def check(
         and any(_controller_item(p, controller_uid) for p in e.paths())
     }
     names = {e.manager for e in entries}
+    owner = fieldmanagers.by_name(ownership.MANAGER.name, declared=declared) or ownership.MANAGER
     if (
         _controlled_by_us(obj)
         and ownership.MANAGER.name not in names
         and not holders
-        and kind in ownership.MANAGER.kinds
+        and kind in owner.kinds
     ):
         report.findings.append(
             Finding(
@@ -133,9 +149,14 @@ def _controller_item(path: str, controller_uid: str) -> bool:
 
 
 def _check_ours(
-    entry: ManagerEntry, *, kind: str, ref_uids: set[str], controller_uid: str = ""
+    entry: ManagerEntry,
+    *,
+    declared: Sequence[FieldManager],
+    kind: str,
+    ref_uids: set[str],
+    controller_uid: str = "",
 ) -> list[Finding]:
-    decl = fieldmanagers.by_name(entry.manager)
+    decl = fieldmanagers.by_name(entry.manager, declared=declared)
     if decl is None:
         return [
             Finding(

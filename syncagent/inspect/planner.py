@@ -19,16 +19,20 @@ from lightkube import AsyncClient
 
 from fieldmanagers import component_status, graph_status
 from syncagent.inspect.planengine import PlanEngine
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
 from syncagent.programs import status
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import Capabilities, Setting
-from syncagent.programs.context import status_events
-from syncagent.programs.graph import graph_context, run_graph
-from syncagent.programs.registry import PROGRAMS
+from syncagent.programs.graph import finished_events, graph_context, run_graph
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import DictStore, Obj
-from syncagent.programs.workload import ComponentContext, WorkloadProgram, component_error_events
+from syncagent.programs.workload import (
+    ComponentContext,
+    WorkloadProgram,
+    finished_component_events,
+)
 from syncagent.programs.writes import Writer
 from syncagent.runtime.discovery import served_resources
 from syncagent.ssa import (
@@ -41,8 +45,6 @@ from syncagent.ssa import (
 )
 from syncagent.ssa.compare import differences
 
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
 # The manager the plan's own dry run of the input graph uses: the graph is the user's to apply
 # (kubectl, GitOps); the plan only needs the server's view of it (defaults, validation, uid).
 INPUT_MANAGER = "syncagent-plan"
@@ -82,6 +84,7 @@ class PlannedEvent:
 @dataclass
 class PlanRun:
     engine: PlanEngine
+    programs: Registry  # the composition root's
     inputs: list[InputRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
@@ -89,15 +92,17 @@ class PlanRun:
     events: list[PlannedEvent] = field(default_factory=list)
 
 
-async def capabilities_of(client: AsyncClient, settings: Mapping[str, Setting]) -> Capabilities:
-    served = await served_resources(client, PROGRAMS.group_versions())
+async def capabilities_of(
+    client: AsyncClient, settings: Mapping[str, Setting], *, programs: Registry
+) -> Capabilities:
+    served = await served_resources(client, programs.group_versions())
     return caps_mod.resolve(served, settings)
 
 
-async def read_store(engine: PlanEngine, namespace: str) -> DictStore:
+async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
-    for kind in PROGRAMS.store_kinds():
+    for kind in programs.store_kinds():
         objects[kind.kind] = await _list(engine, kind.api_version, kind.kind, namespace)
     return DictStore(objects)
 
@@ -131,6 +136,7 @@ async def plan_documents(
     *,
     namespace: str,
     settings: Mapping[str, Setting],
+    programs: Registry,
     discovery_backend: str = "kubernetes",
     counter: RequestCounter | None = None,
     input_client: AsyncClient | None = None,
@@ -141,26 +147,27 @@ async def plan_documents(
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
     engine = PlanEngine(client, counter=counter)
-    caps = await capabilities_of(client, settings)
+    caps = await capabilities_of(client, settings, programs=programs)
     user = engine if input_client is None else Engine(input_client, dry_run=True)
-    return await _plan(engine, docs, namespace, caps, discovery_backend, user)
+    run = PlanRun(engine, programs)
+    return await _plan(run, docs, namespace, caps, discovery_backend, user)
 
 
 async def _plan(
-    engine: PlanEngine,
+    run: PlanRun,
     docs: Sequence[Mapping[str, Any]],
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
     user: Engine,
 ) -> PlanRun:
-    run = PlanRun(engine)
+    engine = run.engine
     stores: dict[str, DictStore] = {}
     for doc in docs:
         body = sparse_input(doc, namespace=namespace)
         ns = body["metadata"]["namespace"]
         if ns not in stores:
-            stores[ns] = await read_store(engine, ns)
+            stores[ns] = await read_store(engine, ns, programs=run.programs)
             for objs in stores[ns].objects.values():
                 for obj in objs:
                     run.live[f"{obj['kind']}/{ns}/{Body(obj).meta.name}"] = obj
@@ -168,7 +175,7 @@ async def _plan(
         input_entry = await _plan_input(engine, user, store, body)
         run.inputs.append(InputRow(input_entry.subject, input_entry))
         server_view = input_entry.object
-        if body["kind"] == DGD:
+        if body["kind"] == kinds.DGD.kind:
             await _plan_graph(run, store, server_view, caps, discovery_backend)
         else:
             await _plan_component(run, store, server_view, caps, discovery_backend)
@@ -260,17 +267,23 @@ async def _plan_graph(
 ) -> None:
     # The agent's own DGD path (routing, validation, program choice); see module doc.
     writer = Writer(run.engine, graph=graph)
-    ctx = graph_context(graph, caps, store=store, writer=writer, discovery_backend=backend)
+    ctx = graph_context(
+        graph,
+        caps,
+        store=store,
+        writer=writer,
+        discovery_backend=backend,
+        programs=run.programs,
+    )
     outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
     if problem:
         run.errors.append(f"{ctx.ref}: {problem}")
     _record_status(run, graph, outcome.status, graph_status.MANAGER.name)
-    events = outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
-    _record_events(run, graph, events)
+    _record_events(run, graph, finished_events(ctx, outcome))
     _sync_store(store, run.engine)
     for subject in list(run.engine.records.order):
-        if not subject.startswith(f"{DCD}/") or _deleted(run, subject):
+        if not subject.startswith(f"{kinds.DCD.kind}/") or _deleted(run, subject):
             continue
         await _plan_component(run, store, run.engine.records.composed[subject], caps, backend)
 
@@ -287,7 +300,7 @@ async def _plan_component(
     if cond.get("reason") == "Reconciling":
         run.errors.append(f"{ctx.ref}: {cond.get('message')}")
     _record_status(run, dcd, outcome.status, component_status.MANAGER.name)
-    _record_events(run, dcd, outcome.events + component_error_events(dcd, outcome.status))
+    _record_events(run, dcd, finished_component_events(dcd, outcome))
     _sync_store(store, run.engine)
 
 
@@ -337,6 +350,7 @@ async def plan_live_graph(
     graph: Obj,
     *,
     settings: Mapping[str, Setting],
+    programs: Registry,
     discovery_backend: str = "kubernetes",
     counter: RequestCounter | None = None,
 ) -> PlanRun:
@@ -346,6 +360,7 @@ async def plan_live_graph(
         [graph],
         namespace=Body(graph).meta.namespace or "default",
         settings=settings,
+        programs=programs,
         discovery_backend=discovery_backend,
         counter=counter,
     )

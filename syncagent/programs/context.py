@@ -28,12 +28,6 @@ if TYPE_CHECKING:
     from syncagent.programs.registry import Registry
 
 
-def _default_registry() -> Registry:
-    from syncagent.programs.registry import PROGRAMS  # the registry imports the programs
-
-    return PROGRAMS
-
-
 log = logging.getLogger(__name__)
 
 
@@ -49,8 +43,8 @@ class GraphContext:
     writer: Writer
     discovery_backend: str = "kubernetes"
     now: str = field(default_factory=status.now_rfc3339)
-    # The programs this agent runs (set by ``programs.graph.graph_context``).
-    programs: Registry = field(default_factory=_default_registry)
+    # The programs this agent runs: the composition root's registry, passed down.
+    programs: Registry = field(kw_only=True)
     # The graph parsed once into the typed model (None when it does not parse: ``problems``
     # then says why, each ``<json path>: <message>``, api.md §1.4). Parsed here when the
     # caller did not: every reader of the context shares the one parse.

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from fieldmanagers import metric_label
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.runtime.events import WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
@@ -26,7 +27,6 @@ log = logging.getLogger(__name__)
 
 REASON = "FieldFight"
 ANNOTATION = "syncagent.dynamo.nvidia.com/field-fight"
-DGD = "DynamoGraphDeployment"
 
 
 class Fights:
@@ -97,11 +97,11 @@ def details(fight: Fight) -> str:
 def graph_of_component(dcd: Mapping[str, Any]) -> Mapping[str, Any]:
     """The graph a component's fights are reported on: its controlling graph, else itself."""
     view = Body(dcd)
-    ref = view.controller_of_kind(DGD)
+    ref = view.controller_of_kind(kinds.DGD.kind)
     if ref is None:
         return dcd
     return {
         "apiVersion": ref.api_version,
-        "kind": DGD,
+        "kind": kinds.DGD.kind,
         "metadata": {"name": ref.name, "namespace": view.meta.namespace, "uid": ref.uid},
     }

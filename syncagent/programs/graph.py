@@ -14,13 +14,21 @@ from syncagent.api.schemas import check_live
 from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
-from syncagent.programs.base import ProgramResult
+from syncagent.programs.base import ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
-from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.context import (
+    GraphContext,
+    build_status,
+    failed,
+    failed_write,
+    status_events,
+)
 from syncagent.programs.program import Route
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
-from syncagent.programs.writes import Writer
+from syncagent.programs.writes import RefusedError, Writer
+from syncagent.render import RenderError
+from syncagent.ssa import SsaError
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +40,7 @@ def graph_context(
     store: Store,
     writer: Writer,
     discovery_backend: str,
-    programs: Registry = PROGRAMS,
+    programs: Registry,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
     recorded, selection = route(graph, caps, store=store, programs=programs)
@@ -49,7 +57,7 @@ def graph_context(
 
 
 def route(
-    graph: Obj, caps: Capabilities, *, store: Store, programs: Registry = PROGRAMS
+    graph: Obj, caps: Capabilities, *, store: Store, programs: Registry
 ) -> tuple[routing.RecordedRouting | None, routing.Selection]:
     """The pathway recorded for ``graph`` (its status, else its workloads) and the one it is
     routed to now (routing.md §2)."""
@@ -81,7 +89,28 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
         result = status.failed(status.VALIDATION_FAILED, message)
         previous = ctx.previous.get("components")
         return ProgramResult(build_status(ctx, result, components=previous, keep_routing=True))
-    return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+    return await reconcile(ctx)
+
+
+def finished_events(ctx: GraphContext, outcome: ProgramResult) -> list[QueuedEvent]:
+    """The events a finished reconcile emits once its status is persisted, the agent's and
+    ``plan``'s alike: the program's own (its writes), then those its status change implies
+    (lifecycle.md §4; routing.md §2)."""
+    return outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
+
+
+async def reconcile(ctx: GraphContext) -> ProgramResult:
+    """Run the routed program; its errors become the graph's status here, for every pathway: a
+    refusal (``OwnershipConflict``), a graph it cannot render, an engine error (a precondition
+    that no longer held is a conflict). Anything else is a bug and propagates."""
+    try:
+        return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+    except RefusedError as err:
+        return failed(ctx, err.message, refused=True)
+    except RenderError as err:
+        return failed(ctx, err.message)
+    except SsaError as err:
+        return failed_write(ctx, err)
 
 
 def validation_problems(ctx: GraphContext) -> list[str]:

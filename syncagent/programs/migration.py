@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from syncagent.kube import being_deleted, controlled_by
+from syncagent.kube import being_deleted, controlled_by, kinds
 from syncagent.kube.kinds import Kind
 from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
@@ -22,8 +22,6 @@ from syncagent.programs.writes import Writer
 
 if TYPE_CHECKING:
     from syncagent.programs.context import GraphContext
-
-DCD = "DynamoComponentDeployment"
 
 
 def _name(obj: Obj) -> str:
@@ -64,8 +62,8 @@ async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) 
     kind = str(obj.get("kind"))
     # The DCD first, marked deleted: its own reconcile then stops, and whatever a reconcile
     # that read it just before creates for it goes with it (docs/retries.md).
-    gone = await writer.delete(obj, event=False, foreground=kind == DCD)
-    if kind == DCD:
+    gone = await writer.delete(obj, event=False, foreground=kind == kinds.DCD.kind)
+    if kind == kinds.DCD.kind:
         for workload_kind in WORKLOAD_KINDS:
             for child in store.list(workload_kind, meta.namespace, owner=meta.uid):
                 if controlled_by(child, meta.uid) and not being_deleted(child):

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fieldmanagers import services
-from syncagent.kube import being_deleted, controlled_by, controller_of
+from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store
@@ -42,7 +42,7 @@ class Absent(enum.Enum):
 
 ABSENT_VIEW = Absent.VIEW
 # Owners whose control of a shared model Service we accept: graphs and components of any graph.
-CO_OWNER_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"})
+CO_OWNER_KINDS = frozenset({kinds.DGD.kind, kinds.DCD.kind})
 
 
 def _items(obj: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.kinds import Kind
 from syncagent.programs.capabilities import Capabilities
@@ -83,6 +84,13 @@ class Program(Protocol):
     # Another pathway deletes them as stale once it serves the graph (routing.md §3).
     owns: ClassVar[tuple[Kind, ...]]
     watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
+    # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
+    # conflicts, managers and the chart's subresource rights read them from the registry.
+    managers: ClassVar[tuple[FieldManager, ...]]
+    summary: ClassVar[str]  # what it applies, for ``render --help`` ("Grove (a PodCliqueSet)")
+    # Annotations whose values routing records in ``status.routing`` with the pathway; its
+    # ``claim`` may compare them with the graph's (``route.recorded.annotations``).
+    records: ClassVar[tuple[str, ...]]
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         """Whether the graph opted in to this program (cheap: annotations only)."""

@@ -1,7 +1,8 @@
-"""The programs, in routing precedence order, and everything derived from them.
+"""A registry of programs, in routing precedence order, and everything derived from them.
 
-Adding a pathway = one program package plus one line in :data:`PROGRAMS` (plus its field
-manager and renderer). Routing, recorded-pathway detection, stale cleanup, discovery lists,
+The registry the agent runs is built by the composition root (``syncagent.cli.pathways``,
+one line per pathway) and passed down; nothing below the CLI holds one, so no module here
+imports a pathway. Routing, recorded-pathway detection, stale cleanup, discovery lists,
 watches, ``render --program``, ``plan``'s store kinds and the chart's RBAC rules read the
 registry; nothing else names a pathway.
 """
@@ -9,15 +10,15 @@ registry; nothing else names a pathway.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import fieldmanagers
+from fieldmanagers import ownership
+from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.kube.kinds import Kind
-from syncagent.programs.component import ComponentProgram
-from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
-from syncagent.programs.grove import GroveProgram
 from syncagent.programs.program import Claim, Program, Route, Watched
-from syncagent.programs.routing import ENABLE_GROVE, RecordedRouting, Selection
+from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
@@ -83,6 +84,26 @@ class Registry:
     def by_pathway(self, pathway: str) -> Program:
         return next(p for p in self.programs if p.pathway == pathway)
 
+    @property
+    def pathways(self) -> tuple[str, ...]:
+        """The ``status.routing.pathway`` values: the DGD CRD's enum (``cli.generate``)."""
+        return tuple(p.pathway for p in self.programs)
+
+    def summary(self) -> str:
+        """What each program applies, for ``render --help``: "A, B or C"."""
+        texts = [p.summary for p in self.programs]
+        return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
+
+    def field_managers(self) -> tuple[FieldManager, ...]:
+        """Every field manager the agent writes with: ``fieldmanagers``' own, then each
+        program's; the ownership manager also writes every program's workload kinds."""
+        owned = (*ownership.MANAGER.kinds, *(k.kind for k in self.owned_kinds()))
+        owner = replace(ownership.MANAGER, kinds=tuple(dict.fromkeys(owned)))
+        out = {m.name: owner if m.name == owner.name else m for m in fieldmanagers.ALL}
+        for program in self.programs:
+            out.update({m.name: m for m in program.managers if m.name not in out})
+        return tuple(out.values())
+
     # -- routing (routing.md §2-3) ----------------------------------------------------------
     def select(self, route: Route) -> Selection:
         """The first program (in precedence order) that takes the graph."""
@@ -96,7 +117,12 @@ class Registry:
                 break
         for program in self.programs[len(claims) :]:
             claims[program.pathway] = Claim(False, wanted=program.wants(route.annotations))
-        return Selection(winner.pathway, claims)
+        return Selection(winner.pathway, claims, self.records)
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        """Every annotation some program records in ``status.routing``, once each."""
+        return tuple(dict.fromkeys(k for p in self.programs for k in p.records))
 
     def owned_kinds(self) -> tuple[Kind, ...]:
         """Every workload kind some program leaves controlled by the graph, once each."""
@@ -111,7 +137,7 @@ class Registry:
         fits = [p for p in self.programs if p.owns[0] in present and present <= set(p.owns)]
         if len(fits) != 1:
             return None
-        return RecordedRouting(fits[0].pathway, annotations.get(ENABLE_GROVE))
+        return RecordedRouting(fits[0].pathway, recorded(annotations, self.records))
 
     # -- what the agent reads and writes ----------------------------------------------------
     def watched(self) -> tuple[Watched, ...]:
@@ -145,18 +171,52 @@ class Registry:
         apply creates) and read back when the cache's copy is stale (``ssa.ownership``). Which
         written kinds it deletes is proven by the chart's recorded run
         (``tests/cluster/test_helm_rights.py``), not declared here."""
-        read = frozenset({"list", "watch"})
-        # Server-side apply is PATCH (and create when it creates); the agent never sends PUT.
-        write = read | {"get", "create", "patch"}
         out: dict[tuple[str, str], frozenset[str]] = {}
         for w in self.watched():
             key = (w.kind.group, w.kind.plural)
-            out[key] = out.get(key, frozenset()) | (write if w.write else read)
+            out[key] = out.get(key, frozenset()) | frozenset(APPLY if w.write else READ)
         return out
+
+    def pathway_rules(self) -> dict[str, list[Rule]]:
+        """Per program, the chart rules of what only it reads and writes (the common watches'
+        rules are the chart's own): its workload kinds (``owns``) applied and deleted (another
+        pathway removes them as stale), the rest of its watches read or applied, and the
+        subresources its field managers patch (``cli.generate`` writes the chart template)."""
+        common = {(w.kind.group, w.kind.plural) for w in self.common}
+        out: dict[str, list[Rule]] = {}
+        for program in self.programs:
+            verbs: dict[tuple[str, str], tuple[str, ...]] = {}
+            for w in program.watches:
+                verbs[w.kind.group, w.kind.plural] = APPLY if w.write else READ
+            for kind in program.owns:
+                verbs[kind.group, kind.plural] = WRITE
+            by_name = {k.kind: k for k in (*program.owns, *(w.kind for w in program.watches))}
+            for manager in program.managers:
+                for name in manager.kinds if manager.subresource else ():
+                    kind = by_name[name]
+                    verbs[kind.group, f"{kind.plural}/{manager.subresource}"] = ("patch",)
+            rules = [Rule(g, r, v) for (g, r), v in verbs.items() if (g, r) not in common]
+            if rules:
+                out[program.pathway] = rules
+        return out
+
+
+# The chart's verb sets: read (the watch caches), apply (server-side apply is PATCH, and
+# create when it creates; get reads back a copy the cache proved stale; never PUT), write
+# (apply and delete).
+READ = ("list", "watch")
+APPLY = ("get", "list", "watch", "create", "patch")
+WRITE = (*APPLY, "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One RBAC rule of the chart's ClusterRole: a resource of one API group, its verbs."""
+
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
 
 
 def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:
     return tuple(dict.fromkeys(items))
-
-
-PROGRAMS = Registry((GroveProgram(), DisaggregatedSetProgram(), ComponentProgram()))

@@ -30,22 +30,35 @@ class Pathway:
 
 @dataclass(frozen=True, slots=True)
 class RecordedRouting:
-    """``status.routing``: the pathway and the raw grove annotation it was chosen under."""
+    """``status.routing``: the pathway and the raw values of the annotations the programs
+    record (``Program.records``) it was chosen under; a program's claim compares them with the
+    graph's (the routed-graph exception, routing.md §2). On the wire Grove's is
+    ``groveAnnotation``, any other is in ``annotations``."""
 
     pathway: str
-    grove_annotation: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
-    def to_status(self) -> dict[str, str]:
-        out = {"pathway": self.pathway}
+    @property
+    def grove_annotation(self) -> str | None:
+        return self.annotations.get(ENABLE_GROVE)
+
+    def to_status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pathway": self.pathway}
         if self.grove_annotation is not None:
             out["groveAnnotation"] = self.grove_annotation
+        others = {k: v for k, v in self.annotations.items() if k != ENABLE_GROVE}
+        if others:
+            out["annotations"] = dict(sorted(others.items()))
         return out
 
     @classmethod
     def from_status(cls, routing: Mapping[str, Any] | None) -> RecordedRouting | None:
         if not routing or not routing.get("pathway"):
             return None
-        return cls(str(routing["pathway"]), routing.get("groveAnnotation"))
+        annotations = {str(k): str(v) for k, v in (routing.get("annotations") or {}).items()}
+        if routing.get("groveAnnotation") is not None:
+            annotations[ENABLE_GROVE] = str(routing["groveAnnotation"])
+        return cls(str(routing["pathway"]), annotations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +68,18 @@ class Selection:
 
     pathway: str
     claims: Mapping[str, Claim] = field(default_factory=dict)
+    records: tuple[str, ...] = ()  # the annotations the programs record (Program.records)
 
     def claim(self, pathway: str) -> Claim:
         return self.claims.get(pathway) or Claim(False)
 
     def record(self, annotations: Mapping[str, str]) -> RecordedRouting:
-        return RecordedRouting(self.pathway, annotations.get(ENABLE_GROVE))
+        return RecordedRouting(self.pathway, recorded(annotations, self.records))
+
+
+def recorded(annotations: Mapping[str, str], keys: Sequence[str]) -> dict[str, str]:
+    """The values of ``keys`` the graph sets (an absent annotation is not recorded)."""
+    return {k: annotations[k] for k in keys if k in annotations}
 
 
 def ds_eligible_condition(selection: Selection) -> tuple[str, str, str] | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Mapping
 
-from syncagent.kube import being_deleted, controlled_by, controller_of
+from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import modelservice
 from syncagent.programs.base import NORMAL, QueuedEvent
@@ -29,8 +29,6 @@ from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
 from syncagent.ssa import ApplyOptions, OwnerRef, PreconditionError, adoption_blockers
 from syncagent.ssa.ownership import reference_holders, with_references
-
-DCD = "DynamoComponentDeployment"
 
 
 def check_service(
@@ -46,9 +44,9 @@ def check_service(
         return None
     if current.uid == graph.uid:
         return None
-    if current.kind == DCD and current.uid in our_dcds:
+    if current.kind == kinds.DCD.kind and current.uid in our_dcds:
         return current
-    if current.kind == DCD:
+    if current.kind == kinds.DCD.kind:
         raise RefusedError(
             f"Service/{namespace}/{name}",
             f"Service {namespace}/{name} is controlled by unrelated DynamoComponentDeployment "

@@ -32,14 +32,13 @@ from fieldmanagers import (
     workloads,
 )
 from fieldmanagers.contract import FieldManager
+from syncagent.kube import kinds
 from syncagent.ssa.fieldsets import FieldSelector
 from syncagent.ssa.takeover import TakeoverPolicy, TakeoverRule
 
 UPSTREAM_OPERATOR_MANAGERS: tuple[str, ...] = ("manager", "dynamo-operator")
 PREFIX = "nvidia.com/"
-DGD = "DynamoGraphDeployment"
-DCD = "DynamoComponentDeployment"
-OUR_KINDS = frozenset({DGD, DCD})
+OUR_KINDS = frozenset({kinds.DGD.kind, kinds.DCD.kind})
 OUR_API_VERSIONS = frozenset({"nvidia.com/v1alpha1", "nvidia.com/v1beta1"})
 CONTENT_MANAGERS: tuple[FieldManager, ...] = (
     components.MANAGER,
@@ -52,8 +51,8 @@ CONTENT_MANAGERS: tuple[FieldManager, ...] = (
 
 # Status subresources we write, by kind: upstream status entries move there on takeover.
 STATUS_MANAGERS: dict[str, str] = {
-    DGD: graph_status.MANAGER.name,
-    DCD: component_status.MANAGER.name,
+    kinds.DGD.kind: graph_status.MANAGER.name,
+    kinds.DCD.kind: component_status.MANAGER.name,
 }
 
 _METADATA = (

@@ -22,7 +22,7 @@ from syncagent.api import (
 )
 from syncagent.api.component import checkpoint_of
 from syncagent.api.schemas import check_live
-from syncagent.kube import being_deleted, controlled_by, controller_of
+from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
@@ -273,7 +273,7 @@ def _with_graph_origin(ctx: ComponentContext, source: ComponentSource) -> Compon
     """The parent graph's operator origin version, which the DCD does not carry (rendering.md §1)."""
     if source.parent_graph is None:
         return source
-    live = ctx.store.get("DynamoGraphDeployment", source.namespace, source.parent_graph)
+    live = ctx.store.get(kinds.DGD.kind, source.namespace, source.parent_graph)
     graph = parse(live)[0] if live is not None else None
     if graph is None:
         return source  # the graph's reconciler reports a graph that does not parse
@@ -288,7 +288,7 @@ def _with_selector(rendered: Rendered, selector: Mapping[str, str]) -> Rendered:
 
 
 def _parent_graph_uid(dcd: Obj) -> str:
-    graph = Body(dcd).controller_of_kind("DynamoGraphDeployment")
+    graph = Body(dcd).controller_of_kind(kinds.DGD.kind)
     return graph.uid if graph is not None else ""
 
 
@@ -307,6 +307,12 @@ def _validate(dcd: Obj) -> tuple[str, str]:
     # A checkpoint without a ref gets its own reason (lifecycle.md §3, our design).
     reason = INVALID_CHECKPOINT if any(p.rule == "V10" for p in problems) else RECONCILING
     return problems_message(problems), reason
+
+
+def finished_component_events(dcd: Obj, outcome: ComponentResult) -> list[QueuedEvent]:
+    """The events a finished DCD reconcile emits once its status is persisted (agent and
+    ``plan``): its writes' own, then ``ReconcileError`` when its error message changed."""
+    return outcome.events + component_error_events(dcd, outcome.status)
 
 
 def component_error_events(dcd: Obj, new: Mapping[str, Any]) -> list[QueuedEvent]:

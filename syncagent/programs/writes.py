@@ -203,6 +203,22 @@ class Writer:
         self._record(kind, entry)
         return entry
 
+    async def merge_patch(
+        self, obj: Mapping[str, Any], patch: Mapping[str, Any], *, manager: str, subresource: str
+    ) -> dict[str, Any]:
+        """A JSON merge patch where server-side apply cannot write (a custom resource's
+        ``/scale``): counted and logged like every write, no write event."""
+        kind = str(obj.get("kind"))
+        try:
+            result = await self.engine.patch(obj, patch, manager=manager, subresource=subresource)
+        except SsaError:
+            self._count(kind, "error")
+            raise
+        self._count(kind, "configured")
+        subject = f"{kind}/{Body(obj).meta.namespace}/{Body(obj).meta.name}"
+        log.info("patched", extra={"object": subject, "manager": manager})
+        return result
+
     async def delete(
         self, obj: Mapping[str, Any], *, event: bool = True, foreground: bool = False
     ) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.api.component import node_count_of
+from syncagent.kube import kinds
 from syncagent.render import labels as L
 from syncagent.render.naming import dynamo_namespace
 from syncagent.render.workerhash import WORKER_TYPES as WORKER_TYPES
@@ -14,8 +15,8 @@ from syncagent.render.workerhash import runtime_namespace, worker_suffix
 
 KUBERNETES = "kubernetes"
 DGD_API_VERSION = "nvidia.com/v1beta1"
-DGD_KIND = "DynamoGraphDeployment"
-DCD_KIND = "DynamoComponentDeployment"
+DGD_KIND = kinds.DGD.kind
+DCD_KIND = kinds.DCD.kind
 DEFAULT_TYPE = "default"
 
 

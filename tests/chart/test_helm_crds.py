@@ -1,5 +1,5 @@
 """The chart's CRDs are the repository's crds/, unchanged but for Helm's labels and the keep
-annotation (refresh the copy: ``cp crds/*.yaml helm/syncagent/files/crds/``)."""
+annotation (refresh both: ``python -m syncagent.cli.generate``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.chart.support.render import CHART, REPO, objects, render
 SOURCE = REPO / "crds"
 COPY = CHART / "files" / "crds"
 KEEP = "helm.sh/resource-policy"
-REFRESH = "cp crds/*.yaml helm/syncagent/files/crds/"
+REFRESH = "python -m syncagent.cli.generate"
 
 
 def _files(folder: Path) -> dict[str, str]:

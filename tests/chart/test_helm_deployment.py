@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.capabilities import Setting, capability_overrides
 from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 from tests.chart.support.render import CHART, RELEASE_NS, container, objects, one, render
@@ -222,7 +223,7 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     from syncagent.cli.run import run
 
     agent = container(render(values))
-    parsed = build_parser().parse_args(agent["args"])
+    parsed = build_parser(PROGRAMS).parse_args(agent["args"])
     assert parsed.func is run
     want = render_values(values)
     assert parsed.namespace == want["watchNamespaces"]

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-import fieldmanagers
-from syncagent.programs.registry import PROGRAMS
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.render.identity import RULES as DISCOVERY_ROLE_RULES
 from syncagent.runtime.leader import LeaseConfig
 from tests.chart.support.render import (
@@ -26,22 +25,8 @@ SA = "r1-syncagent"
 READ = ("list", "watch")
 WRITE = ("get", *READ, "create", "patch", "delete")
 
-# Every kind a field manager writes, with the resource its writes go to.
-KIND_RESOURCES: dict[str, tuple[str, str]] = {
-    "DynamoGraphDeployment": ("nvidia.com", "dynamographdeployments"),
-    "DynamoComponentDeployment": ("nvidia.com", "dynamocomponentdeployments"),
-    "Deployment": ("apps", "deployments"),
-    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "leaderworkersets"),
-    "DisaggregatedSet": ("disaggregatedset.x-k8s.io", "disaggregatedsets"),
-    "PodCliqueSet": ("grove.io", "podcliquesets"),
-    "PodClique": ("grove.io", "podcliques"),
-    "PodCliqueScalingGroup": ("grove.io", "podcliquescalinggroups"),
-    "Service": ("", "services"),
-    "ServiceAccount": ("", "serviceaccounts"),
-    "Role": ("rbac.authorization.k8s.io", "roles"),
-    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
-    "ConfigMap": ("", "configmaps"),
-}
+# Every kind the agent reads or writes, with its resource: from the registry, no table.
+KIND_RESOURCES = {k.kind: (k.group, k.plural) for k in PROGRAMS.store_kinds()}
 
 
 def _granted(rules: Rules) -> set[tuple[str, str, str]]:
@@ -79,7 +64,7 @@ def test_with_watch_namespaces_nothing_is_written_cluster_wide() -> None:
 
 def test_every_field_manager_kind_can_be_applied() -> None:
     rules = cluster_wide_rules(render(), subject=SA)
-    for manager in fieldmanagers.ALL:
+    for manager in PROGRAMS.field_managers():
         for kind in manager.kinds:
             group, resource = KIND_RESOURCES[kind]
             if manager.subresource:
@@ -195,7 +180,7 @@ def test_leader_election_role_covers_only_the_agents_lease() -> None:
 
     # The chart's default Lease is the agent's default one.
     lease = LeaseConfig.__dataclass_fields__["name"].default
-    assert build_parser().parse_args(["run"]).leader_election_id == lease
+    assert build_parser(PROGRAMS).parse_args(["run"]).leader_election_id == lease
     for verb in ("get", "update"):
         assert rules.allows("coordination.k8s.io", "leases", verb, name=lease)
         assert not rules.allows("coordination.k8s.io", "leases", verb, name="someone-else")

@@ -8,6 +8,7 @@ import pytest
 
 from syncagent.cli.agent import shard_of
 from syncagent.cli.main import build_parser
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.cli.settings import agent_settings
 from tests.chart.support.render import RELEASE_NS, Rules, objects, one, render, render_error
 
@@ -38,7 +39,7 @@ def test_each_shard_runs_with_flags_the_agent_accepts():
     leases = {}
     for name, dep in deployments().items():
         args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
-        parsed = build_parser().parse_args(args)
+        parsed = build_parser(PROGRAMS).parse_args(args)
         shard = shard_of(agent_settings(parsed))
         leases[name] = (shard, shard.lease_name(parsed.leader_election_id), parsed.namespace)
     assert leases["r1-syncagent-a"][0].selector == "shard in (a)"

@@ -12,5 +12,5 @@ def test_vendored_kubernetes_schemas_match_the_pinned_openapi_document() -> None
     expected = kubeschema.vendored_text(path=kubernetes_openapi())
     actual = kubeschema.VENDORED.read_text(encoding="utf-8")
     assert actual == expected, (
-        'run: python -m syncagent.api.crdgen --openapi "$(python -m syncagent.devcluster.gomod)"'
+        'run: python -m syncagent.cli.generate --openapi "$(python -m syncagent.devcluster.gomod)"'
     )

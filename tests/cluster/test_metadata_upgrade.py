@@ -27,6 +27,7 @@ from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
 from syncagent.cli.commands.render import render_object
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,7 +69,7 @@ def now(example: str, namespace: str) -> Applied:
     out: Applied = []
     for obj in load_objects(path.read_text(), source=str(path)):
         obj.metadata.namespace = namespace
-        for r in render_object(obj, caps=capabilities.offline({})):
+        for r in render_object(obj, caps=capabilities.offline({}), programs=PROGRAMS):
             out.append((r.manager, _without_owner(r.manifest())))
     return out
 

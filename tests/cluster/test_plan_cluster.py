@@ -12,6 +12,7 @@ import yaml
 
 from syncagent.cli.flags import parse_capability
 from syncagent.cli.main import main
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import report
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import plan_documents
@@ -42,6 +43,7 @@ def _plan(kubeconfig: Path, doc: dict) -> tuple[report.Plan, RequestCounter]:
                 [doc],
                 namespace=doc["metadata"]["namespace"],
                 settings=capability_overrides([parse_capability("grove=false")]),
+                programs=PROGRAMS,
                 counter=counter,
             )
         finally:

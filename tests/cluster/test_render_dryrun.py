@@ -18,6 +18,7 @@ from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
 from syncagent.cli.commands.render import render_object
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.devcluster import ControlPlane
 from syncagent.programs import capabilities
 from syncagent.render import Rendered
@@ -37,7 +38,7 @@ def rendered(example: Path, namespace: str) -> list[Rendered]:
     out: list[Rendered] = []
     for obj in load_objects(example.read_text(), source=str(example)):
         obj.metadata.namespace = namespace
-        out += render_object(obj, caps=capabilities.offline({}))
+        out += render_object(obj, caps=capabilities.offline({}), programs=PROGRAMS)
     return out
 
 

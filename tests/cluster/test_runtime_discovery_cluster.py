@@ -1,5 +1,6 @@
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities as caps
 from syncagent.programs.capabilities import (
     DISAGGREGATEDSETS,
@@ -9,7 +10,6 @@ from syncagent.programs.capabilities import (
     PODCLIQUESETS,
     Setting,
 )
-from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.discovery import Discovery, served_resources
 from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics

@@ -5,8 +5,8 @@ import time
 import anyio
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities as caps
-from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.cache import enqueue, self_key
 from syncagent.runtime.client import request_json
 from syncagent.runtime.leader import LeaseConfig, micro_time

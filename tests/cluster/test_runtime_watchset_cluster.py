@@ -1,8 +1,8 @@
 import anyio
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities as caps
-from syncagent.programs.registry import PROGRAMS
 from syncagent.runtime.cache import ChangeType
 from syncagent.runtime.client import make_client, request_json
 from syncagent.runtime.discovery import Discovery

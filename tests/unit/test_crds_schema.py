@@ -9,11 +9,12 @@ import pytest
 
 from syncagent.api import crdgen
 from syncagent.cli.main import main
+from syncagent.cli.pathways import PROGRAMS
 
 
 @pytest.fixture(scope="module")
 def dgd() -> dict[str, Any]:
-    return crdgen.graph_crd()
+    return crdgen.graph_crd(pathways=PROGRAMS.pathways)
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +215,8 @@ def test_dcd_spec_and_status(dcd) -> None:
 
 
 def test_generation_is_deterministic() -> None:
-    assert crdgen.rendered_files() == crdgen.rendered_files()
+    pathways = ("A", "B")
+    assert crdgen.rendered_files(pathways=pathways) == crdgen.rendered_files(pathways=pathways)
 
 
 def test_cli_prints_both_crds(capsys) -> None:

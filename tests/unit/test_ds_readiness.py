@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncagent.programs.ds_readiness import (
+from syncagent.programs.disaggregatedset.ds_readiness import (
     READY_MESSAGE,
     SelectedRole,
     children_of,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from syncagent.api import Restart
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
+from syncagent.programs.disaggregatedset.restart_coalescing import (
+    plan_ds_restart,
+    restart_values_from_ds,
+)
 from syncagent.programs.graph import graph_context
 from syncagent.programs.pathway_watches import ds_child_key
-from syncagent.programs.restart_coalescing import plan_ds_restart, restart_values_from_ds
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH
@@ -228,7 +232,9 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
 def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
 
     writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
-    ctx = graph_context(g, caps, store=store, writer=writer, discovery_backend="kubernetes")
+    ctx = graph_context(
+        g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
+    )
     return prepare(ctx).restart
 
 

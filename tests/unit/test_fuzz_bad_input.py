@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from syncagent.cli.main import main
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities, routing, status
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.graph import run_graph
@@ -112,6 +113,7 @@ def agent_context(doc: dict[str, Any]) -> GraphContext:
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # an invalid graph runs no program
         now="2026-01-01T00:00:00Z",
+        programs=PROGRAMS,
     )
 
 

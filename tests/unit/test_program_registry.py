@@ -1,68 +1,30 @@
-"""Adding a program = one package plus one registry line (issue 12 item 1).
+"""Adding a program = one package plus one registry line (issues 12 and 28 item 1).
 
-A minimal test-only program plugs into a registry beside the built-in ones; routing,
-recorded-pathway detection, stale cleanup, discovery lists, watches, store kinds and RBAC verbs
-follow from its declaration alone.
+The test-only toy pathway (``tests/support/toypathway``) plugs into the registry beside the
+built-in ones; routing, recorded-pathway detection, stale cleanup, discovery lists, watches,
+store kinds, RBAC verbs, field managers, the CRD enum and ``render``'s help follow from its
+declaration alone (``tests/cluster/test_toy_pathway.py`` runs it on the API server).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from syncagent.api import Component, DynamoGraphDeployment
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
 from syncagent.programs import migration
-from syncagent.programs.base import ProgramResult
 from syncagent.programs.capabilities import offline
 from syncagent.programs.graph import graph_context
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.registry import PROGRAMS, Registry
+from syncagent.programs.program import Route
 from syncagent.programs.routing import Pathway
-from syncagent.programs.view import DictStore, Store
-from syncagent.render import Environment, Rendered
+from syncagent.programs.view import DictStore
+from syncagent.render import Environment
 from tests.support.graphs import typed
+from tests.support.toypathway import MANAGER, OPT_IN, TOY
+from tests.support.toypathway.agent import PROGRAMS as TOY_REGISTRY
 
-TOY = Kind("toy.example.com/v1", "ToySet", "toysets")
-OPT_IN = "example.com/enable-toy"
-
-
-class ToyProgram:
-    """The whole package of a fourth pathway, as small as a program can be."""
-
-    name = "toy"
-    pathway = "Toy"
-    capability = None
-    owns = (TOY,)
-    watches = (Watched(TOY, write=True),)
-
-    def wants(self, annotations: Mapping[str, str]) -> bool:
-        return annotations.get(OPT_IN) == "true"
-
-    def claim(self, route: Route) -> Claim:
-        return Claim(self.wants(route.annotations), wanted=self.wants(route.annotations))
-
-    def cannot_render(self, route: Route) -> str:
-        return ""
-
-    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
-        return []
-
-    def render(
-        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Any
-    ) -> list[Rendered]:
-        return [Rendered("toy", TOY.api_version, TOY.kind, graph.name, "ns", body={})]
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        for cache in watch(TOY):
-            cache.add_handler(add)
-
-    async def reconcile(self, ctx: Any) -> ProgramResult:
-        return ProgramResult(status={})
-
-
-# The one registry line.
-REGISTRY = Registry((ToyProgram(), *PROGRAMS.programs))
+# The fourth pathway's package and its one registry line (tests/support/toypathway).
+REGISTRY = TOY_REGISTRY
 CAPS = offline({})
 
 
@@ -86,6 +48,22 @@ def test_routing_precedence_follows_the_registry_order() -> None:
     # without the opt-in the built-in precedence is untouched
     assert REGISTRY.select(route({})).pathway == Pathway.GROVE
     assert PROGRAMS.select(route({OPT_IN: "true"})).pathway == Pathway.GROVE
+
+
+def test_a_pathway_records_its_own_annotation_beside_groves() -> None:
+    annotations = {OPT_IN: "true", "nvidia.com/enable-grove": "false", "other": "x"}
+    recorded = REGISTRY.select(route(annotations)).record(annotations)
+    assert recorded.to_status() == {
+        "pathway": "Toy",
+        "groveAnnotation": "false",
+        "annotations": {OPT_IN: "true"},
+    }
+    assert PROGRAMS.select(route(annotations)).record(annotations).annotations == {
+        "nvidia.com/enable-grove": "false"
+    }
+    derived = REGISTRY.recorded_from_children(annotations, [TOY])
+    assert derived is not None
+    assert derived.annotations[OPT_IN] == "true"
 
 
 def test_recorded_pathway_from_the_children_the_graph_controls() -> None:
@@ -154,3 +132,24 @@ def test_what_a_reconcile_reads_decides_which_unsynced_watches_hold_it_back() ->
     grove = PROGRAMS.resources_read("Grove")
     assert grove == common | roots | {"podcliques", "podcliquescalinggroups"}
     assert PROGRAMS.resources_read("DisaggregatedSet") == common | roots
+
+
+def test_field_managers_and_help_follow_the_declaration() -> None:
+    managers = {m.name: m for m in REGISTRY.field_managers()}
+    assert managers[MANAGER.name] == MANAGER
+    assert MANAGER.name not in {m.name for m in PROGRAMS.field_managers()}
+    # every program's workload kinds are the ownership manager's
+    ownership = managers["syncagent/ownership"]
+    assert {k.kind for k in REGISTRY.owned_kinds()} <= set(ownership.kinds)
+    assert REGISTRY.pathways[0] == "Toy"
+    assert REGISTRY.summary().startswith("Toy (a ToySet, tests only), Grove")
+    assert REGISTRY.pathway_rules()["Toy"][0].resource == "toysets"
+
+
+def test_every_written_kind_has_a_field_manager() -> None:
+    """What a program writes (its written watches) some declared manager writes: a kind a
+    pathway adds without a manager fails here."""
+    for registry in (PROGRAMS, REGISTRY):
+        written = {w.kind.kind for w in registry.watched() if w.write}
+        declared = {k for m in registry.field_managers() for k in m.kinds}
+        assert written <= declared, written - declared

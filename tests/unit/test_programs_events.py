@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import routing, status
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
@@ -47,6 +48,7 @@ def ctx(
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # not used by status computation
         now="2026-01-01T00:00:00Z",
+        programs=PROGRAMS,
     )
 
 

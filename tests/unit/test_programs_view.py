@@ -10,6 +10,7 @@ import pytest
 
 from syncagent.cli.flags import duration
 from syncagent.cli.main import build_parser
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import registry
 from syncagent.programs.view import (
     DictStore,
@@ -117,14 +118,14 @@ def test_bad_durations(text):
 
 def test_run_help_documents_every_flag(capsys):
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["run", "--help"])
+        build_parser(PROGRAMS).parse_args(["run", "--help"])
     text = capsys.readouterr().out
     for flag in FLAGS:
         assert flag in text
 
 
 def test_run_flags_parse():
-    args = build_parser().parse_args(
+    args = build_parser(PROGRAMS).parse_args(
         [
             "run",
             "-n",

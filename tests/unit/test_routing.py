@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
 from syncagent.programs import routing
 from syncagent.programs.capabilities import (
@@ -15,8 +16,7 @@ from syncagent.programs.capabilities import (
     resolve,
 )
 from syncagent.programs.program import Route
-from syncagent.programs.registry import PROGRAMS
-from syncagent.programs.routing import Pathway, RecordedRouting
+from syncagent.programs.routing import ENABLE_GROVE, Pathway, RecordedRouting
 
 ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
 
@@ -80,7 +80,7 @@ def test_example_1c_annotation_change_lifts_the_exception():
 
 
 def test_exception_compares_raw_values():
-    recorded = RecordedRouting(Pathway.COMPONENT, "True ")
+    recorded = RecordedRouting(Pathway.COMPONENT, {ENABLE_GROVE: "True "})
     assert select({"nvidia.com/enable-grove": "True "}, recorded=recorded)[0].pathway is (
         Pathway.COMPONENT
     )
@@ -93,7 +93,7 @@ def test_exception_compares_raw_values():
 
 def test_example_1d_recorded_from_owned_children():
     recorded = recorded_from(pcs=False, ds=False, dcds=True)
-    assert recorded == RecordedRouting(Pathway.COMPONENT, None)
+    assert recorded == RecordedRouting(Pathway.COMPONENT)
     selection, _ = select(recorded=recorded)
     assert selection.pathway is Pathway.COMPONENT
     assert selection.claim(Pathway.GROVE).held_back
@@ -226,5 +226,14 @@ def test_recorded_routing_round_trip():
     assert RecordedRouting.from_status({"pathway": "Component"}) == RecordedRouting(
         Pathway.COMPONENT
     )
-    rec = RecordedRouting(Pathway.GROVE, "")
+    rec = RecordedRouting(Pathway.GROVE, {ENABLE_GROVE: ""})
     assert rec.to_status() == {"pathway": "Grove", "groveAnnotation": ""}
+    assert RecordedRouting.from_status(rec.to_status()) == rec
+    # another pathway's recorded annotation: under ``annotations``, Grove's stays where it was
+    both = RecordedRouting(Pathway.GROVE, {ENABLE_GROVE: "true", "example.com/x": "1"})
+    assert both.to_status() == {
+        "pathway": "Grove",
+        "groveAnnotation": "true",
+        "annotations": {"example.com/x": "1"},
+    }
+    assert RecordedRouting.from_status(both.to_status()) == both

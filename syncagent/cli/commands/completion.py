@@ -11,5 +11,5 @@ from syncagent.cli.main import build_parser
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    sys.stdout.write(shtab.complete(build_parser(args.programs), shell=args.shell))
     return 0

@@ -32,7 +32,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             run_ = await plan_live_graph(
-                client, graph, settings=settings, discovery_backend=args.discovery_backend
+                client,
+                graph,
+                settings=settings,
+                programs=args.programs,
+                discovery_backend=args.discovery_backend,
             )
             fought = await read_fights(client, graph)
         except (ReadError, PlanError) as err:

@@ -14,7 +14,7 @@ from syncagent.cli.errors import UserError
 def run(args: argparse.Namespace) -> int:
     if args.dir:
         try:
-            written = crdgen.write(args.dir)
+            written = crdgen.write(args.dir, pathways=args.programs.pathways)
         except OSError as err:
             reason = err.strerror or str(err)
             raise UserError(
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
         for path in written:
             print(path)
         return 0
-    crds = crdgen.all_crds()
+    crds = crdgen.all_crds(pathways=args.programs.pathways)
     if args.output == "json":
         body = {"apiVersion": "v1", "kind": "List", "items": crds}
         sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")

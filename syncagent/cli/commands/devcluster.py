@@ -81,7 +81,7 @@ def up(args: argparse.Namespace) -> int:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     # Our own CRDs, generated from the models, so a plain `pip install` has them too.
-    ours = crdgen.write(folder / "crds")
+    ours = crdgen.write(folder / "crds", pathways=args.programs.pathways)
     crds = [f"--crd={p.resolve()}" for p in (*ours, *args.crd)]
     shape = ["--bare"] if kind == BARE else [f"--nodes={args.nodes or DEFAULT_NODES}"]
     cmd = [

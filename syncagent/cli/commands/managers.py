@@ -26,11 +26,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             # A dry-run engine: reading the store never writes, nothing to release afterwards.
-            store = await read_store(PlanEngine(client), namespace)
+            store = await read_store(PlanEngine(client), namespace, programs=args.programs)
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]
-        return managers.check_graph(graph, everything)
+        return managers.check_graph(graph, everything, declared=args.programs.field_managers())
 
     try:
         reports = run_async(connection(args), work)

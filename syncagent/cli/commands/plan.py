@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
                 docs,
                 namespace=namespace,
                 settings=settings,
+                programs=args.programs,
                 discovery_backend=args.discovery_backend,
                 input_client=user,
             )

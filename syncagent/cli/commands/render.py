@@ -1,4 +1,4 @@
-"""``syncagent render``: the objects a program (Grove, DisaggregatedSet or Component) would: what it does (flags: ``syncagent.cli.render``)."""
+"""``syncagent render``: the objects a program would apply, offline: what it does (flags: ``syncagent.cli.render``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from syncagent.cli.inputs import read_input, warn_unknown_fields
 from syncagent.cli.render_programs import choose
 from syncagent.programs import capabilities
 from syncagent.programs.program import Program
+from syncagent.programs.registry import Registry
 from syncagent.render import (
     PLACEHOLDER_UID,
     Environment,
@@ -52,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     for obj in objects:
         if args.namespace and not obj.metadata.namespace:
             obj.metadata.namespace = args.namespace
-        rendered += render_object(obj, caps=caps, env=env, program=args.program)
+        rendered += render_object(
+            obj, caps=caps, env=env, programs=args.programs, program=args.program
+        )
     print(format_output(rendered, output=args.output), end="")
     return 0
 
@@ -61,6 +64,7 @@ def render_object(
     obj: DynamoGraphDeployment | DynamoComponentDeployment,
     *,
     caps: capabilities.Capabilities,
+    programs: Registry,
     env: Environment | None = None,
     program: str = "auto",
 ) -> list[Rendered]:
@@ -76,7 +80,9 @@ def render_object(
     body.setdefault("metadata", {})["namespace"] = namespace
     try:
         if isinstance(obj, DynamoGraphDeployment):
-            chosen = _check_graph(obj, ref=ref, namespace=namespace, caps=caps, program=program)
+            chosen = _check_graph(
+                obj, ref=ref, namespace=namespace, caps=caps, programs=programs, program=program
+            )
             # The renderers copy each component as parsed: parse the sparse wire form once
             # more so that copy is the normalised manifest (converted, namespace defaulted).
             graph = DynamoGraphDeployment.model_validate(body)
@@ -95,6 +101,7 @@ def _check_graph(
     ref: str,
     namespace: str,
     caps: capabilities.Capabilities,
+    programs: Registry,
     program: str = "auto",
 ) -> Program:
     # The LeaderWorkerSet name rule (V16) holds only for components the chosen program renders
@@ -103,7 +110,14 @@ def _check_graph(
     _refuse(validate_graph(graph, namespace=namespace, dcd_components=()), ref=ref)
     annotations = graph.metadata.annotations or {}
     components = graph.to_dict()["spec"].get("components") or []
-    chosen = choose(program, annotations=annotations, components=components, caps=caps, ref=ref)
+    chosen = choose(
+        program,
+        programs=programs,
+        annotations=annotations,
+        components=components,
+        caps=caps,
+        ref=ref,
+    )
     dcd_components = chosen.dcd_components(graph.spec.components)
     _refuse(validate_graph(graph, namespace=namespace, dcd_components=dcd_components), ref=ref)
     return chosen

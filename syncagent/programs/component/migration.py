@@ -26,7 +26,6 @@ from syncagent.render import generate_dcds, graph_worker_hash, render_component,
 from syncagent.render.disaggregatedset import selected_components
 from syncagent.ssa import OwnerRef, leave, owner_of
 
-DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.COMPONENT
 
 
@@ -35,12 +34,12 @@ def _name(obj: Mapping[str, Any] | None) -> str:
 
 
 async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
-    cached = ctx.store.get(DCD, ctx.namespace, name)
+    cached = ctx.store.get(kinds.DCD.kind, ctx.namespace, name)
     if cached is not None:
         return cached
     stub = {
         "apiVersion": "nvidia.com/v1beta1",
-        "kind": DCD,
+        "kind": kinds.DCD.kind,
         "metadata": {"name": name, "namespace": ctx.namespace},
     }
     return await ctx.writer.engine.get(stub)

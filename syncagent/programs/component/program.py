@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities
@@ -30,6 +31,9 @@ class ComponentProgram:
     capability = None
     owns = (kinds.DCD,)
     watches: tuple[Watched, ...] = ()
+    managers: tuple[FieldManager, ...] = ()  # the common ones: components, workloads, services
+    records: tuple[str, ...] = ()
+    summary = "Component (DynamoComponentDeployments, Deployments, LeaderWorkerSets)"
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return False

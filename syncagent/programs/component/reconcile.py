@@ -13,19 +13,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.api import Component
-from syncagent.kube import being_deleted, controlled_by
+from syncagent.kube import being_deleted, controlled_by, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.view import Obj, environment
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     GraphLive,
     Rendered,
-    RenderError,
     component_dcd_name,
     discovery_identity,
     generate_dcds,
@@ -37,11 +35,9 @@ from syncagent.render import labels as L
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dynamo_namespace
 from syncagent.render.workerhash import runtime_namespace
-from syncagent.ssa import SsaError, owner_of
+from syncagent.ssa import owner_of
 
 log = logging.getLogger(__name__)
-
-DCD = "DynamoComponentDeployment"
 
 
 class ComponentReconcile:
@@ -52,14 +48,8 @@ class ComponentReconcile:
         if any(c.is_multinode for c in components) and not ctx.caps.lws:
             result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
             return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
-        try:
-            return await self._reconcile(ctx, components)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except RenderError as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
+        # Errors raised below become the status in ``programs.graph.reconcile``.
+        return await self._reconcile(ctx, components)
 
     async def _reconcile(self, ctx: GraphContext, components: list[Component]) -> ProgramResult:
         live = self._live_dcds(ctx)
@@ -109,7 +99,7 @@ class ComponentReconcile:
     def _live_dcds(self, ctx: GraphContext) -> list[Obj]:
         return [
             d
-            for d in ctx.store.list(DCD, ctx.namespace, owner=ctx.uid)
+            for d in ctx.store.list(kinds.DCD.kind, ctx.namespace, owner=ctx.uid)
             if controlled_by(d, ctx.uid)
         ]
 
@@ -126,7 +116,7 @@ class ComponentReconcile:
             await ctx.writer.apply_owned(obj, owner=owner, live=current)
 
     async def _apply_dcd(self, ctx: GraphContext, dcd: Rendered) -> Obj | None:
-        current = ctx.store.get(DCD, ctx.namespace, dcd.name)
+        current = ctx.store.get(kinds.DCD.kind, ctx.namespace, dcd.name)
         if being_deleted(current):
             # A child being deleted counts as absent; it is recreated once it is gone.
             return current
@@ -152,7 +142,7 @@ class ComponentReconcile:
             if readiness.dcd_readiness(replacement).ready and not being_deleted(dcd):
                 await removal.delete_component(ctx.writer, ctx.store, dcd)
             else:
-                waiting.append(f"{DCD} {Body(dcd).meta.name}")
+                waiting.append(f"{kinds.DCD.kind} {Body(dcd).meta.name}")
         return waiting
 
 

@@ -10,16 +10,18 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
-from syncagent.programs import ds_readiness, migration, readiness
+from syncagent.programs import migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext
-from syncagent.programs.restart import RestartPlan
-from syncagent.programs.restart_coalescing import (
+from syncagent.programs.disaggregatedset import ds_readiness
+from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
     restart_visible,
 )
+from syncagent.programs.restart import RestartPlan
 from syncagent.programs.view import Obj, environment
 from syncagent.render import Environment, GraphLive, Rendered
 from syncagent.render import labels as L
@@ -34,7 +36,6 @@ from syncagent.render.model import build
 from syncagent.ssa import owner_of
 
 DS = "DisaggregatedSet"
-DCD = "DynamoComponentDeployment"
 
 
 @dataclass
@@ -69,7 +70,7 @@ def prepare(ctx: GraphContext) -> Plan:
     if ds is not None:
         ctx.writer.check_may_control(stub(name, ctx.namespace), ds, graph_ref)
     roles = role_names(selected)
-    live_dcds = migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+    live_dcds = migration.owned(ctx.store, kinds.DCD.kind, ctx.namespace, ctx.uid)
     checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
     selected_names = [c.name for c in selected]
     gated = checkpoints.gated(selected_names)

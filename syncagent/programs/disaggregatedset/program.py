@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs import routing
@@ -35,6 +36,12 @@ class DisaggregatedSetProgram:
     owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
     # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
     watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
+    managers = (disaggregatedset.MANAGER,)
+    records: tuple[str, ...] = ()
+    summary = (
+        "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
+        "components)"
+    )
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return (annotations.get(routing.ENABLE_DS) or "").lower() == "true"

@@ -18,17 +18,12 @@ from typing import Any
 
 from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
-from syncagent.kube import being_deleted
+from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
-from syncagent.programs import (
-    ds_readiness,
-    readiness,
-    status,
-    waitleader,
-)
+from syncagent.programs import readiness, status, waitleader
 from syncagent.programs.base import ProgramResult
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
-from syncagent.programs.disaggregatedset import services
+from syncagent.programs.context import GraphContext, build_status
+from syncagent.programs.disaggregatedset import ds_readiness, services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
     live_f,
@@ -40,9 +35,7 @@ from syncagent.programs.disaggregatedset.plan import (
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
-    RenderError,
     discovery_identity,
     generate_dcds,
     graph_owner,
@@ -57,12 +50,11 @@ from syncagent.render.disaggregatedset import (
 )
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import dynamo_namespace
-from syncagent.ssa import ABSENT, ApplyOptions, SsaError, digest, owner_of
+from syncagent.ssa import ABSENT, ApplyOptions, digest, owner_of
 
 log = logging.getLogger(__name__)
 
 DS = "DisaggregatedSet"
-DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.DISAGGREGATED_SET
 REQUEUE_AFTER_MODIFIED = 5.0
 _F_CACHE_SIZE = 4096
@@ -74,16 +66,7 @@ class DsReconcile:
     """One reconcile of a graph routed to the DisaggregatedSet pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
-        try:
-            return await self._reconcile(ctx)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except RenderError as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
-
-    async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
+        """Errors raised here become the status in ``programs.graph.reconcile``."""
         plan = prepare(ctx)
         ds_obj, f_hash, modified = await self._apply_ds(ctx, plan)
         if modified and plan.replan is not None:
@@ -180,7 +163,7 @@ class DsReconcile:
         for dcd in plan.dcds:
             if dcd.body["spec"]["name"] in plan.selected_names:
                 continue
-            current = ctx.store.get(DCD, ctx.namespace, dcd.name)
+            current = ctx.store.get(kinds.DCD.kind, ctx.namespace, dcd.name)
             if being_deleted(current):
                 latest[dcd.name] = None
                 continue

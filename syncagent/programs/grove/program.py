@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import GROVE as GROVE_CAPABILITY
@@ -34,6 +35,9 @@ class GroveProgram:
         Watched(kinds.POD_CLIQUE),
         Watched(kinds.POD_CLIQUE_SCALING_GROUP),
     )
+    managers = (grove.MANAGER, grove_scale.MANAGER)
+    summary = "Grove (a PodCliqueSet)"
+    records = (ENABLE_GROVE,)  # the routed-graph exception compares it (claim)
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return (annotations.get(ENABLE_GROVE) or "").lower() == "true"

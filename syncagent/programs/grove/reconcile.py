@@ -17,13 +17,12 @@ from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import read_checkpoints
-from syncagent.programs.context import GraphContext, build_status, failed, failed_write
+from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.grove import scale
 from syncagent.programs.grove.readiness import GroveChild, component_status, pcs_readiness
 from syncagent.programs.restart import plan_restart
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, environment
-from syncagent.programs.writes import RefusedError
 from syncagent.render import (
     Environment,
     GraphLive,
@@ -49,35 +48,23 @@ from syncagent.render.grove_startup import live_fixed
 from syncagent.render.inputs import discovery_on
 from syncagent.render.naming import component_service_name, dynamo_namespace, model_service_name
 from syncagent.render.services import wants_component_service
-from syncagent.ssa import SsaError, owner_of
+from syncagent.ssa import owner_of
 
 log = logging.getLogger(__name__)
 
 PCS = "PodCliqueSet"
-DCD = "DynamoComponentDeployment"
 PATHWAY = Pathway.GROVE
 
 
-class _CliqueSetChanged(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class _CliqueSetChanged(RenderError):
+    """A PodCliqueSet change Grove would refuse: reported as a graph it cannot render."""
 
 
 class GroveReconcile:
     """One reconcile of a graph routed to the Grove pathway."""
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
-        try:
-            return await self._reconcile(ctx)
-        except RefusedError as err:
-            return failed(ctx, err.message, refused=True)
-        except (RenderError, _CliqueSetChanged) as err:
-            return failed(ctx, err.message)
-        except SsaError as err:
-            return failed_write(ctx, err)
-
-    async def _reconcile(self, ctx: GraphContext) -> ProgramResult:
+        """Errors raised here become the status in ``programs.graph.reconcile``."""
         components = ctx.typed.spec.components
         live_pcs = self._live_pcs(ctx)
         checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
@@ -114,7 +101,7 @@ class GroveReconcile:
         pcs = entry.object
         for child, obj in children:
             if scale.needs_scale(obj, child.desired):
-                await scale.patch_scale(ctx.writer.engine, obj or {}, child.desired)
+                await scale.patch_scale(ctx.writer, obj or {}, child.desired)
         dcds = generate_dcds(ctx.typed, live=graph_live, env=env)
         await self._identity(ctx, dcds, env)
         await waitleader.sync_graph(ctx)
@@ -176,7 +163,8 @@ class GroveReconcile:
     ) -> None:
         graph = owner_of(ctx.graph)
         our_dcds = {
-            Body(d).meta.uid for d in migration.owned(ctx.store, DCD, ctx.namespace, ctx.uid)
+            Body(d).meta.uid
+            for d in migration.owned(ctx.store, kinds.DCD.kind, ctx.namespace, ctx.uid)
         }
         models: dict[str, Rendered] = {}
         for dcd in dcds:

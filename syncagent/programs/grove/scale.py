@@ -12,7 +12,7 @@ from typing import Any
 
 from fieldmanagers import grove_scale
 from syncagent.kube.objects import Body
-from syncagent.ssa import Engine
+from syncagent.programs.writes import Writer
 
 
 def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
@@ -21,9 +21,10 @@ def needs_scale(child: Mapping[str, Any] | None, desired: int) -> bool:
     return (child.get("spec") or {}).get("replicas") != desired
 
 
-async def patch_scale(engine: Engine, child: Mapping[str, Any], desired: int) -> dict[str, Any]:
-    """One merge patch ``{"spec":{"replicas":N}}`` to the child's ``scale`` subresource."""
-    return await engine.patch(
+async def patch_scale(writer: Writer, child: Mapping[str, Any], desired: int) -> dict[str, Any]:
+    """One merge patch ``{"spec":{"replicas":N}}`` to the child's ``scale`` subresource,
+    through the reconcile's writer like every other write."""
+    return await writer.merge_patch(
         child,
         {"spec": {"replicas": desired}},
         manager=grove_scale.MANAGER.name,

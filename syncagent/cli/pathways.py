@@ -1,0 +1,15 @@
+"""The pathways this agent runs, in routing precedence order, the fallback last.
+
+The composition root: ``syncagent run``, ``plan``, ``render`` and the other commands pass this
+registry down; nothing below the CLI holds one (design.md §3). Adding a pathway is its package
+plus one line here.
+"""
+
+from __future__ import annotations
+
+from syncagent.programs.component import ComponentProgram
+from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
+from syncagent.programs.grove import GroveProgram
+from syncagent.programs.registry import Registry
+
+PROGRAMS = Registry((GroveProgram(), DisaggregatedSetProgram(), ComponentProgram()))

@@ -1,0 +1,76 @@
+"""The toy pathway's declaration: a graph annotated ``toy.example.com/enabled: "true"`` is
+served by one ToySet listing its components; it takes precedence over every other pathway."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from fieldmanagers.contract import FieldManager
+from syncagent.api import Component, DynamoGraphDeployment
+from syncagent.kube import kinds
+from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.view import Store
+from syncagent.render import Environment, Rendered
+from syncagent.render.dcd import graph_namespace, graph_owner
+from syncagent.render.model import build
+from syncagent.runtime.cache import controller_owner_key, enqueue
+from tests.support.toypathway.kind import OPT_IN, TOY
+
+if TYPE_CHECKING:
+    from syncagent.programs.base import ProgramResult
+    from syncagent.programs.context import GraphContext
+
+MANAGER = FieldManager(name="syncagent/toy", kinds=(TOY.kind,), paths=(".spec*",))
+
+
+def render_toy_set(graph: DynamoGraphDeployment) -> Rendered:
+    return build(
+        manager=MANAGER.name,
+        api_version=TOY.api_version,
+        kind=TOY.kind,
+        name=graph.name,
+        namespace=graph_namespace(graph),
+        owner=graph_owner(graph),
+        spec={"components": [c.name for c in graph.spec.components]},
+    )
+
+
+class ToyProgram:
+    name = "toy"
+    pathway = "Toy"
+    capability = None
+    owns = (TOY,)
+    watches = (Watched(TOY, write=True),)
+    managers = (MANAGER,)
+    summary = "Toy (a ToySet, tests only)"
+    records = (OPT_IN,)  # recorded with the pathway: its own annotation, beside Grove's
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        return annotations.get(OPT_IN) == "true"
+
+    def claim(self, route: Route) -> Claim:
+        wanted = self.wants(route.annotations)
+        return Claim(wanted, wanted=wanted)
+
+    def cannot_render(self, route: Route) -> str:
+        return "" if self.wants(route.annotations) else f"the graph does not set {OPT_IN}"
+
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
+        return []
+
+    def render(
+        self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
+    ) -> list[Rendered]:
+        return [render_toy_set(graph)]
+
+    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
+        graph_owner_key = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
+        for cache in watch(TOY):
+            cache.add_handler(enqueue(add, graph_owner_key))
+
+    async def reconcile(self, ctx: GraphContext) -> ProgramResult:
+        from tests.support.toypathway.reconcile import reconcile
+
+        return await reconcile(ctx)
