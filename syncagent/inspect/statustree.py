@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from syncagent.inspect import readiness
+from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 
 Obj = Mapping[str, Any]
@@ -29,7 +30,7 @@ WORKLOADS = frozenset(
     {"Deployment", "LeaderWorkerSet", "DisaggregatedSet", "PodCliqueSet", "PodClique"}
 )
 _ORDER = (
-    "DynamoComponentDeployment",
+    kinds.DCD.kind,
     "DisaggregatedSet",
     "PodCliqueSet",
     "PodCliqueScalingGroup",

@@ -17,6 +17,7 @@ from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.inspect import statusjson, statusread, statustree
 from syncagent.inspect.session import InspectError, default_namespace, run_async
+from syncagent.kube import kinds
 
 # Changes come in bursts (a rollout touches a Deployment, its ReplicaSets and pods at once):
 # one redraw per burst, not one per event.
@@ -48,13 +49,13 @@ class View:
 
     def __init__(self, graph: str, namespace: str, *, window: timedelta, output: str) -> None:
         self.graph, self.namespace, self.window, self.output = graph, namespace, window, output
-        self.subject = f"DynamoGraphDeployment/{namespace}/{graph}"
+        self.subject = f"{kinds.DGD.kind}/{namespace}/{graph}"
 
     def tree(self, objects: list[dict[str, Any]]) -> statustree.Node | None:
         graphs = [
             o
             for o in objects
-            if o.get("kind") == "DynamoGraphDeployment" and o["metadata"]["name"] == self.graph
+            if o.get("kind") == kinds.DGD.kind and o["metadata"]["name"] == self.graph
         ]
         if not graphs:
             return None
