@@ -1,4 +1,4 @@
-"""The DynamoCheckpoint object: read only, as the checkpoint readiness source (spec/api.md §2.3)."""
+"""The DynamoCheckpoint object: read only, as the checkpoint readiness source (docs/api.md §2)."""
 
 from __future__ import annotations
 

@@ -187,7 +187,7 @@ class CheckpointUse:
 
     def holds(self, ready: Mapping[str, bool]) -> bool:
         """Whether the component is held at zero replicas: it waits for a checkpoint that is
-        not ready (a missing entry is not ready, api.md §2.3)."""
+        not ready (a missing entry is not ready, docs/api.md §2)."""
         return self.startup_policy == WAIT_FOR_CHECKPOINT and not ready.get(self.ref, False)
 
 
@@ -204,7 +204,7 @@ class Component(ComponentFields):
     """One entry of a DGD's ``spec.components``.
 
     The entry keeps the wire form it was parsed from (:meth:`wire`): a generated DCD's ``spec``
-    is a copy of the entry as written (rendering.md §1), key order and fields we do not
+    is a copy of the entry as written (docs/rendering.md §1), key order and fields we do not
     interpret included, so rendering from the model stays byte-identical to the manifest.
     """
 

@@ -1,6 +1,6 @@
 """Offline conversion of v1alpha1 DGD/DCD documents (the "services map") to v1beta1.
 
-spec/api.md §3. Pure: documents in, documents and warnings out. Other documents (v1beta1
+docs/api.md §3. Pure: documents in, documents and warnings out. Other documents (v1beta1
 objects, ConfigMaps, PVCs...) pass through unchanged, in order.
 """
 

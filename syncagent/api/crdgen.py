@@ -215,7 +215,7 @@ def _crd(
 
 def checkpoint_crd() -> dict[str, Any]:
     """``nvidia.com/v1alpha1`` DynamoCheckpoint: read only by the agent (checkpoint readiness,
-    api.md §2.3); ``spec`` is opaque, ``status.phase`` is what readiness reads."""
+    docs/api.md §2); ``spec`` is opaque, ``status.phase`` is what readiness reads."""
     from syncagent.api.checkpoint import (
         CHECKPOINT_API_VERSION,
         CHECKPOINT_KIND,

@@ -2,7 +2,7 @@
 
 Two kinds (from :func:`syncagent.api.schemacheck.check`): fields the API server prunes (outside
 ``x-kubernetes-preserve-unknown-fields``; its own warning is ``unknown field "<path>"``) and
-fields it keeps where our CRD preserves unknown fields for upstream's sake (spec/api.md §1.3).
+fields it keeps where our CRD preserves unknown fields for upstream's sake (docs/api.md §1).
 Upstream's own fields there (``frontendSidecar``, ``providerOverride``...) are expected and not
 reported; anything else is most likely a typo (``replicaz``) that would be copied on silently.
 """

@@ -1,4 +1,4 @@
-"""The rules the agent enforces itself (spec/api.md §1.4), as structured problems.
+"""The rules the agent enforces itself (docs/api.md §1), as structured problems.
 
 Some rules are also enforced by the API server through our CRD (V1-V4, V6, V7, V9, V11); the
 agent checks them too so offline commands and status messages agree. A problem's ``str()`` is
@@ -105,7 +105,7 @@ def validate_graph(
 def _with_name_length_rule(
     found: list[Problem], graph: DynamoGraphDeployment, namespace: str, *, ref: str
 ) -> list[Problem]:
-    """One ``metadata.name`` problem when only a shorter graph name can fix V14 (docs/validation.md).
+    """One ``metadata.name`` problem when only a shorter graph name can fix V14 (docs/bad-input.md).
 
     A graph name too long for any generated name (``<name>-<component>`` needs two more
     characters) breaks every component's names and Dynamo namespace; listing each of them (V14,

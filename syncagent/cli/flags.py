@@ -40,7 +40,7 @@ def parse_capability(value: str) -> tuple[str, Setting]:
 
 
 def add_capability_argument(parser: argparse.ArgumentParser, *, offline: bool = False) -> None:
-    """The one ``--capability`` flag every command takes (spec/routing.md §1)."""
+    """The one ``--capability`` flag every command takes (docs/routing.md §1)."""
     choices = "true|false" if offline else "auto|true|false"
     default = "true" if offline else "auto"
     parser.add_argument(

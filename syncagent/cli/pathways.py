@@ -1,7 +1,7 @@
 """The pathways this agent runs, in routing precedence order, the fallback last.
 
 The composition root: ``syncagent run``, ``plan``, ``render`` and the other commands pass this
-registry down; nothing below the CLI holds one (design.md §3). Adding a pathway is its package
+registry down; nothing below the CLI holds one (docs/design.md §3). Adding a pathway is its package
 plus one line here.
 """
 

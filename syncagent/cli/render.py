@@ -44,6 +44,6 @@ def register(subparsers: Any, programs: Registry) -> None:
         choices=("auto", *sorted(programs.names)),
         default="auto",
         help="the program to render a graph with; auto routes it as the agent would "
-        "(spec/routing.md §2) (default: auto)",
+        "(docs/routing.md §2) (default: auto)",
     )
     parser.set_defaults(func=lazy("render"))

@@ -1,4 +1,4 @@
-"""The outer reconcilers (design.md §3) and their wiring into a manager."""
+"""The outer reconcilers (docs/design.md §8) and their wiring into a manager."""
 
 from syncagent.controller.reconcilers import Reconcilers
 from syncagent.controller.setup import ControllerSettings, setup

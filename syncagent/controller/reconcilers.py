@@ -1,6 +1,6 @@
-"""The outer reconcilers (design.md §3).
+"""The outer reconcilers (docs/design.md §8).
 
-- DGD: read the graph from the cache, route it (spec/routing.md §2), validate, run the program,
+- DGD: read the graph from the cache, route it (docs/routing.md §2), validate, run the program,
   persist the status ONCE (forced SSA on the status subresource under
   ``syncagent/graph-status``, with the graph's resourceVersion as read at the start as a
   precondition), then emit the queued events.

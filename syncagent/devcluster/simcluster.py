@@ -233,7 +233,7 @@ def _create(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:
 
 def _lws_defaulted(http: httpx2.Client) -> bool:
     """A dry-run LWS without ``rolloutStrategy`` comes back with the webhook's defaults
-    (spec/third-party.md §1, the mutating webhook row)."""
+    (the LWS mutating webhook's defaults, docs/rendering.md §3)."""
     probe = {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",

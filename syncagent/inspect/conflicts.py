@@ -1,7 +1,7 @@
 """``conflicts``: every field a graph's applies would take from another manager, and what to do.
 
 The rows come from the non-forced dry runs a plan makes (each content apply is dry-run without
-force first, design.md §4.4). Remedies:
+force first, docs/design.md §9). Remedies:
 
 - ``take-over``: the field was written by the upstream Dynamo operator, our predecessor, and a
   takeover adopts it (``programs/takeover.py``, docs/ownership.md): the agent merges it into

@@ -1,6 +1,6 @@
 """Live object vs dry-run result, as a unified diff of YAML.
 
-Both sides are server answers (design.md §4.2), so server defaults appear on both and never show
+Both sides are server answers (docs/design.md §9), so server defaults appear on both and never show
 as changes. Fields only the server sets per request (resourceVersion, uid, timestamps,
 managedFields) and, for content applies, ``status`` are left out: they are not what a plan is
 about. An absent side diffs as empty, so a created object shows every line added.

@@ -171,7 +171,7 @@ class Body:
     @property
     def being_deleted(self) -> bool:
         """Whether the object has a ``deletionTimestamp``: it counts as absent and not ready,
-        and is never reconciled (design.md §4.3)."""
+        and is never reconciled (docs/lifecycle.md §1)."""
         return bool(self.meta.deletion_timestamp)
 
     def owners(self) -> Iterator[tuple[OwnerRef, bool]]:

@@ -1,4 +1,4 @@
-"""What a program hands back to the outer reconciler (design.md §3).
+"""What a program hands back to the outer reconciler (docs/design.md §8).
 
 A program never writes DGD status itself: it returns the status it computed and the events it
 raised; the controller persists the status once and emits the events only after that.

@@ -2,7 +2,7 @@
 
 Pure: no I/O. The runtime's discovery feeds :func:`resolve` (through :func:`resolver`) with what
 the API server serves; every command folds its ``--capability NAME=auto|true|false`` values with
-:func:`capability_overrides`, so the spelling is the same everywhere (spec/routing.md §1).
+:func:`capability_overrides`, so the spelling is the same everywhere (docs/routing.md §1).
 """
 
 from __future__ import annotations

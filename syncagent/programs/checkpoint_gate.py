@@ -1,4 +1,4 @@
-"""Checkpoint gating shared by the graph programs (api.md §2.3, disaggregatedset.md §6.1).
+"""Checkpoint gating shared by the graph programs (docs/api.md §2, docs/disaggregatedset.md §6).
 
 Pure: which components wait for a checkpoint that is not ready, and the status parts that say so.
 """

@@ -1,4 +1,4 @@
-"""What every graph program receives, and the status every pathway reports (routing.md §2).
+"""What every graph program receives, and the status every pathway reports (docs/routing.md §2).
 
 The routing parts of the status (``status.routing``, ``WorkloadPathway``,
 ``DisaggregatedSetEligible``) and the routing events are the same for every program, so they
@@ -46,7 +46,7 @@ class GraphContext:
     # The programs this agent runs: the composition root's registry, passed down.
     programs: Registry = field(kw_only=True)
     # The graph parsed once into the typed model (None when it does not parse: ``problems``
-    # then says why, each ``<json path>: <message>``, api.md §1.4). Parsed here when the
+    # then says why, each ``<json path>: <message>``, docs/api.md §1). Parsed here when the
     # caller did not: every reader of the context shares the one parse.
     model: DynamoGraphDeployment | None = None
     problems: tuple[str, ...] = ()
@@ -192,7 +192,7 @@ def unknown_fields_message(graph: Obj) -> str:
 def status_events(
     ctx: GraphContext, new: Mapping[str, Any], *, refused: bool = False
 ) -> list[QueuedEvent]:
-    """Events that follow from a status change (lifecycle.md §4; routing.md §2)."""
+    """Events that follow from a status change (docs/lifecycle.md §4; docs/routing.md §2)."""
     events: list[QueuedEvent] = []
     old_conds = ctx.previous.get("conditions")
     new_conds = new.get("conditions")

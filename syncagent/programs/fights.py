@@ -1,4 +1,4 @@
-"""The agent's side of field fights (design §4.4): the detector, and where its findings go.
+"""The agent's side of field fights (docs/ownership.md §3): the detector, and where its findings go.
 
 A fight is reported at once, not queued with a reconcile's other events: the detector decides
 only once, and a reconcile whose status write fails drops its queued events. The report is a

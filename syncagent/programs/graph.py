@@ -60,7 +60,7 @@ def route(
     graph: Obj, caps: Capabilities, *, store: Store, programs: Registry
 ) -> tuple[routing.RecordedRouting | None, routing.Selection]:
     """The pathway recorded for ``graph`` (its status, else its workloads) and the one it is
-    routed to now (routing.md §2)."""
+    routed to now (docs/routing.md §2)."""
     meta = Body(graph).meta
     annotations = meta.annotations
     components = list((graph.get("spec") or {}).get("components") or [])
@@ -95,7 +95,7 @@ async def run_graph(ctx: GraphContext) -> ProgramResult:
 def finished_events(ctx: GraphContext, outcome: ProgramResult) -> list[QueuedEvent]:
     """The events a finished reconcile emits once its status is persisted, the agent's and
     ``plan``'s alike: the program's own (its writes), then those its status change implies
-    (lifecycle.md §4; routing.md §2)."""
+    (docs/lifecycle.md §4; docs/routing.md §2)."""
     return outcome.events + status_events(ctx, outcome.status, refused=outcome.refused)
 
 
@@ -114,7 +114,7 @@ async def reconcile(ctx: GraphContext) -> ProgramResult:
 
 
 def validation_problems(ctx: GraphContext) -> list[str]:
-    """Validation problems, each ``<json path>: <message>`` (api.md §1.4).
+    """Validation problems, each ``<json path>: <message>`` (docs/api.md §1).
 
     The API server has checked the CRD schema already, but a graph stored under an older or
     hand-edited CRD may not fit it; the same structural check keeps such a graph from reaching

@@ -1,4 +1,4 @@
-"""Stale objects of other pathways and their removal (spec/routing.md §3).
+"""Stale objects of other pathways and their removal (docs/routing.md §3).
 
 Principle: never delete the serving workload before its replacement is ready. The programs call
 :func:`other_pathways` and :func:`stale_own` to name what remains (the ``WorkloadPathway``

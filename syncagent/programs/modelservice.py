@@ -1,4 +1,4 @@
-"""The shared model Service ``dynamo-model-<hash8>`` (spec/rendering.md §4.2).
+"""The shared model Service ``dynamo-model-<hash8>`` (docs/rendering.md §4).
 
 Every owner applies the same content under ``syncagent/services`` and its own reference item
 under ``syncagent/owner/<uid>``; ``syncagent/ownership`` marks exactly one item as controller.

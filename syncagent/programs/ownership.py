@@ -2,7 +2,7 @@
 
 ``syncagent/ownership`` holds every controller reference, ``syncagent/owner/<uid>`` one
 co-owner's item on a shared object, and every ``syncagent/*`` manager is ours (its entries never
-block an adoption); design.md §4.3.
+block an adoption); docs/design.md §9.
 """
 
 from __future__ import annotations

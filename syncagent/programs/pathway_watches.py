@@ -1,5 +1,5 @@
 """Key functions of the pathway watches: which graphs a change of a program's object re-queues
-(spec/disaggregatedset.md §6.3, grove.md §2). Each program's ``connect`` uses them; each watch
+(docs/disaggregatedset.md §6, docs/grove.md §2). Each program's ``connect`` uses them; each watch
 exists only while its API is served.
 """
 

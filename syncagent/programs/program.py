@@ -1,7 +1,7 @@
-"""What a program is (design.md §3): the seam every pathway plugs into.
+"""What a program is (docs/design.md §3): the seam every pathway plugs into.
 
 A program declares its pathway (the ``status.routing.pathway`` value), the capability it
-needs, the kinds it owns and watches, how it claims a graph (routing.md §2), how it renders
+needs, the kinds it owns and watches, how it claims a graph (docs/routing.md §2), how it renders
 offline and how it reconciles. Everything that used to name a pathway (routing precedence,
 recorded-pathway detection, stale cleanup on migration, discovery lists, watches,
 ``render --program``, ``plan``'s store kinds, the chart's RBAC rules) is derived from the
@@ -60,7 +60,7 @@ class Claim:
 
     ``wanted``: the graph asked for it (an opt-in annotation). ``reason``: why a wanted program
     cannot take it. ``held_back``: it would take it but the routed-graph exception keeps the
-    graph where it is (routing.md §2).
+    graph where it is (docs/routing.md §2).
     """
 
     takes: bool
@@ -81,7 +81,7 @@ class Program(Protocol):
     pathway: ClassVar[str]  # ``status.routing.pathway`` and the ``WorkloadPathway`` reason
     capability: ClassVar[str | None]  # the capability that must be on (None: always)
     # Kinds this program leaves controlled by the graph; the first is its own workload root.
-    # Another pathway deletes them as stale once it serves the graph (routing.md §3).
+    # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
     owns: ClassVar[tuple[Kind, ...]]
     watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
     # The field managers it writes with besides the common ones (``fieldmanagers``): blame,

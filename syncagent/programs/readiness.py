@@ -1,4 +1,4 @@
-"""Readiness of workloads and DCDs (spec/lifecycle.md §3). Pure: reads wire-form dicts."""
+"""Readiness of workloads and DCDs (docs/lifecycle.md §3). Pure: reads wire-form dicts."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def _observed_current(obj: Obj) -> bool:
 
 
 def deployment_ready(deployment: Obj) -> bool:
-    """Not paused, and desired 0 or fully rolled out and Available (lifecycle.md §3)."""
+    """Not paused, and desired 0 or fully rolled out and Available (docs/lifecycle.md §3)."""
     spec = Body(deployment).spec
     if spec.get("paused"):
         return False
@@ -100,5 +100,5 @@ def dcd_readiness(dcd: Obj | None) -> Readiness:
 
 
 def dcd_done(dcd: Obj | None) -> bool:
-    """Restart ``done(c)`` on the Component pathway (lifecycle.md §2)."""
+    """Restart ``done(c)`` on the Component pathway (docs/lifecycle.md §2)."""
     return dcd_readiness(dcd).ready

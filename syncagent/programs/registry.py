@@ -104,7 +104,7 @@ class Registry:
             out.update({m.name: m for m in program.managers if m.name not in out})
         return tuple(out.values())
 
-    # -- routing (routing.md §2-3) ----------------------------------------------------------
+    # -- routing (docs/routing.md §2-3) ----------------------------------------------------------
     def select(self, route: Route) -> Selection:
         """The first program (in precedence order) that takes the graph."""
         claims: dict[str, Claim] = {}

@@ -1,4 +1,4 @@
-"""Which DCDs of a graph are stale, and removing them (rendering.md §1, routing.md §3).
+"""Which DCDs of a graph are stale, and removing them (docs/rendering.md §1, docs/routing.md §3).
 
 - A DCD controlled by the graph whose component no longer exists is deleted in the same
   reconcile, together with the workloads it controls.

@@ -1,4 +1,4 @@
-"""The restart state machine (spec/lifecycle.md §2). Pure.
+"""The restart state machine (docs/lifecycle.md §2). Pure.
 
 A new ``spec.restart.id`` starts a restart; components roll one at a time (Sequential, in
 ``order`` or by name) or all at once (Parallel). A component is annotated with

@@ -1,8 +1,8 @@
-"""Routing vocabulary (spec/routing.md §2). Pure: no I/O.
+"""Routing vocabulary (docs/routing.md §2). Pure: no I/O.
 
 The precedence itself is the registry's (:mod:`syncagent.programs.registry`: each program
 claims the graph or not, in order); this module holds the recorded routing, the selection and
-the spec's texts of the routing conditions. Capabilities (§1) live in
+the documented texts of the routing conditions. Capabilities (docs/routing.md §1) live in
 :mod:`syncagent.programs.capabilities`.
 """
 
@@ -32,7 +32,7 @@ class Pathway:
 class RecordedRouting:
     """``status.routing``: the pathway and the raw values of the annotations the programs
     record (``Program.records``) it was chosen under; a program's claim compares them with the
-    graph's (the routed-graph exception, routing.md §2). On the wire Grove's is
+    graph's (the routed-graph exception, docs/routing.md §2). On the wire Grove's is
     ``groveAnnotation``, any other is in ``annotations``."""
 
     pathway: str
@@ -103,7 +103,7 @@ MAX_ROLES = 10
 
 
 def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Multinode worker-type components in spec order (disaggregatedset.md §1): the wire-form
+    """Multinode worker-type components in spec order (docs/disaggregatedset.md §1): the wire-form
     twin of ``render.disaggregatedset.selected_components``, read before a graph is parsed."""
     return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 

@@ -1,5 +1,5 @@
 """Services of a graph that controls them itself: DS-selected components and Grove
-(spec/disaggregatedset.md §5, grove.md §1, routing.md §3 handoff rules).
+(docs/disaggregatedset.md §5, docs/grove.md §1, docs/routing.md §3 handoff rules).
 
 - Handoff: a Service controlled by a DCD of this graph passes to the graph. Created under
   docs/write-protocol.md, its content manager alone holds the reference: one content apply

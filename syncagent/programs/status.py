@@ -1,4 +1,4 @@
-"""DGD and DCD status computation (spec/lifecycle.md §1, §3; api.md §2). Pure.
+"""DGD and DCD status computation (docs/lifecycle.md §1, §3; docs/api.md §2). Pure.
 
 Statuses are wire-form dicts, computed whole, compared with the live status, and written once.
 A condition's ``lastTransitionTime`` moves only when its ``status`` changes.
@@ -61,7 +61,7 @@ def result_of(
     *,
     waiting_checkpoints: Sequence[tuple[str, str]] = (),
 ) -> GraphResult:
-    """Steps 1-3 of lifecycle.md §1: all ready, else the not-ready list, then checkpoints."""
+    """Steps 1-3 of docs/lifecycle.md §1: all ready, else the not-ready list, then checkpoints."""
     not_ready = [
         (name, r) for name, r in sorted(resources, key=lambda item: item[0]) if not r.ready
     ]
@@ -129,7 +129,7 @@ class GraphStatusInput:
 def graph_status(
     inp: GraphStatusInput, *, previous: Mapping[str, Any] | None, now: str
 ) -> dict[str, Any]:
-    """The whole DGD ``status`` (api.md §2.1)."""
+    """The whole DGD ``status`` (docs/api.md §2)."""
     previous = previous or {}
     conds = [
         condition(
@@ -196,7 +196,7 @@ class ComponentStatusInput:
 def component_status(
     inp: ComponentStatusInput, *, previous: Mapping[str, Any] | None, now: str
 ) -> dict[str, Any]:
-    """The whole DCD ``status`` (lifecycle.md §3)."""
+    """The whole DCD ``status`` (docs/lifecycle.md §3)."""
     previous = previous or {}
     if inp.error:
         message = f"Failed to reconcile DynamoComponentDeployment: {inp.error}"

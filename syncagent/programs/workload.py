@@ -1,6 +1,6 @@
 """One DCD -> its Deployment or LeaderWorkerSet, component Service and model Service.
 
-Order (routing.md §3): apply the workload -> readiness -> Service work (selector timing) ->
+Order (docs/routing.md §3): apply the workload -> readiness -> Service work (selector timing) ->
 delete a workload of the other kind once the new one is ready -> status. The DCD status is
 returned, not written: the controller writes it once and then emits the events.
 """
@@ -202,7 +202,7 @@ class WorkloadProgram:
         )
 
     def _legacy(self, ctx: ComponentContext, source: ComponentSource) -> bool:
-        """Alpha-era pods still say ``worker``: keep it so they do not roll (rendering.md §2)."""
+        """Alpha-era pods still say ``worker``: keep it so they do not roll (docs/rendering.md §2)."""
         labels: list[Mapping[str, str]] = [ctx.meta.labels]
         for kind, name in (("Deployment", source.name), ("LeaderWorkerSet", lws_name(source.name))):
             obj = ctx.store.get(kind, source.namespace, name) or {}
@@ -270,7 +270,7 @@ class WorkloadProgram:
 
 
 def _with_graph_origin(ctx: ComponentContext, source: ComponentSource) -> ComponentSource:
-    """The parent graph's operator origin version, which the DCD does not carry (rendering.md §1)."""
+    """The parent graph's operator origin version, which the DCD does not carry (docs/rendering.md §1)."""
     if source.parent_graph is None:
         return source
     live = ctx.store.get(kinds.DGD.kind, source.namespace, source.parent_graph)
@@ -304,7 +304,7 @@ def _validate(dcd: Obj) -> tuple[str, str]:
     problems = validate_component_deployment(model)
     if not problems:
         return "", RECONCILING
-    # A checkpoint without a ref gets its own reason (lifecycle.md §3, our design).
+    # A checkpoint without a ref gets its own reason (docs/lifecycle.md §3, our design).
     reason = INVALID_CHECKPOINT if any(p.rule == "V10" for p in problems) else RECONCILING
     return problems_message(problems), reason
 

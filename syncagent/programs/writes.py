@@ -1,9 +1,9 @@
 """Writes of owned objects: the ownership protocol, refusals, counting and event material.
 
-Every object a program owns goes through :meth:`Writer.apply_owned` (routing.md §3 "Ownership
-writes") and every delete through :meth:`Writer.delete` (UID precondition). The writer never
+Every object a program owns goes through :meth:`Writer.apply_owned` (docs/write-protocol.md
+§3) and every delete through :meth:`Writer.delete` (UID precondition). The writer never
 decides *what* to write; it records what happened for metrics, logs and events: a forced
-conflict becomes a ``ForcedConflict`` event (design §4.4), and with a fight detector, fields
+conflict becomes a ``ForcedConflict`` event (docs/design.md §9), and with a fight detector, fields
 another manager keeps taking back are yielded for a backoff (docs/ownership.md).
 """
 
@@ -48,7 +48,7 @@ class RefusedError(OwnershipError):
     """The object is controlled by someone else (or not adoptable): nothing was written.
 
     ``str()`` starts with the object's ``Kind/namespace/name`` (logs, exceptions);
-    ``message`` is the spec's refusal text for conditions and events (lifecycle.md §4).
+    ``message`` is the documented refusal text for conditions and events (docs/lifecycle.md §4).
     """
 
     @property
@@ -57,7 +57,7 @@ class RefusedError(OwnershipError):
 
 
 def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> RefusedError:
-    """The refusal of routing.md §3: ``refusing to reconcile <Kind> <name> because ...``."""
+    """The refusal of docs/routing.md §3: ``refusing to reconcile <Kind> <name> because ...``."""
     return RefusedError(
         f"{kind}/{namespace}/{name}",
         f"refusing to reconcile {kind} {name} because it is not controlled by "

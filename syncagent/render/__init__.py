@@ -1,6 +1,6 @@
 """Pure rendering: from a graph (the parsed :class:`~syncagent.api.DynamoGraphDeployment`) to
 typed apply models. No I/O. Per-component renderers read a component's wire form (a DCD
-``spec`` is a copy of it, rendering.md §1; :meth:`~syncagent.api.Component.wire`).
+``spec`` is a copy of it, docs/rendering.md §1; :meth:`~syncagent.api.Component.wire`).
 
 Public names:
 

@@ -1,4 +1,4 @@
-"""Defaults of the ``main`` container (rendering.md §2), applied only where the user left a gap."""
+"""Defaults of the ``main`` container (docs/rendering.md §2), applied only where the user left a gap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DGD -> DCD generation (rendering.md §1)."""
+"""DGD -> DCD generation (docs/rendering.md §1)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from syncagent.render.workerhash import active_worker_hash, is_worker, worker_su
 
 BACKENDS = ("vllm", "sglang", "trtllm")
 _BACKEND_PATTERN = re.compile(r"dynamo\.(vllm|sglang|trtllm)")
-# Upstream bookkeeping we never write (rendering.md §1).
+# Upstream bookkeeping we never write (docs/rendering.md §1).
 _NEVER_LABELS = (L.WORKER_HASH,)
 _NEVER_ANNOTATIONS = (
     L.ORIGIN_VERSION,
@@ -39,10 +39,10 @@ _NEVER_ANNOTATIONS = (
 
 @dataclass(frozen=True, slots=True)
 class GraphLive:
-    """Live values DCD generation keeps (rendering.md §1 steps 1 and 4).
+    """Live values DCD generation keeps (docs/rendering.md §1 steps 1 and 4).
 
     Keys are component names. ``restarting`` holds the components the restart state
-    annotates in this reconcile (lifecycle.md §2).
+    annotates in this reconcile (docs/lifecycle.md §2).
     """
 
     backend: Mapping[str, str] = field(default_factory=dict)
@@ -148,7 +148,7 @@ def generate_dcd(
     namespace = graph_namespace(graph)
     # Upstream's generated DCD (generateSingleDCD) is labelled with the component's own
     # pod-template labels and its identity, and carries no annotations: the graph's
-    # spec.labels/annotations reach the pods through the pod template (rendering.md §1 step 3).
+    # spec.labels/annotations reach the pods through the pod template (docs/rendering.md §1 step 3).
     labels = {
         **(component.pod_metadata.get("labels") or {}),
         L.COMPONENT: component.name,
@@ -192,7 +192,7 @@ def dcd_spec(
     grove: bool = False,
     worker_hash: str = "",
 ) -> dict[str, Any]:
-    """The DCD ``spec``: a copy of the component with the changes of rendering.md §1;
+    """The DCD ``spec``: a copy of the component with the changes of docs/rendering.md §1;
     ``worker_hash``: the worker generation its pod template is labelled with (``""``: none)."""
     spec = {k: copy.deepcopy(v) for k, v in component.wire().items() if k != "providerOverride"}
     # Upstream's admission defaulting gives every component of a graph replicas 1 when unset
@@ -319,7 +319,7 @@ def origin_version(graph: DynamoGraphDeployment, component: str) -> str | None:
 
     Upstream copies it into each component's pod template: the component's own value first,
     then the graph's metadata annotation, then ``spec.annotations`` (lowest). We never write
-    it into DCDs (rendering.md §1), so the renderer reads it here instead.
+    it into DCDs (docs/rendering.md §1), so the renderer reads it here instead.
     """
     entry = graph.spec.component(component)
     for values in (
@@ -363,7 +363,7 @@ def source_of_object(dcd: Mapping[str, Any]) -> ComponentSource:
 
     For a DCD controlled by a graph, the metadata is recomputed from the spec (which already
     carries the graph's labels and annotations), so labels others add to the live DCD never
-    reach its pods (rendering.md §2). A standalone DCD uses its live metadata.
+    reach its pods (docs/rendering.md §2). A standalone DCD uses its live metadata.
     """
     view = Body(dcd)
     meta, spec = view.meta, view.spec

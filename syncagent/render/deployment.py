@@ -1,4 +1,4 @@
-"""The Deployment of a single-node component (rendering.md §3)."""
+"""The Deployment of a single-node component (docs/rendering.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The DisaggregatedSet of a graph on the DS pathway (spec/disaggregatedset.md §2-§4.1). Pure.
+"""The DisaggregatedSet of a graph on the DS pathway (docs/disaggregatedset.md §2-4). Pure.
 
 Roles are rendered from the same leader/worker templates as a DCD's LeaderWorkerSet
 (:func:`syncagent.render.lws.leader_worker_templates`), so both pathways run identical pods.
@@ -44,7 +44,7 @@ DS_NAME_MAX = 18
 ROLE_NAME_MAX = 10
 MAX_ROLES = 10
 _TYPED_ROLES = ("prefill", "decode")
-# Never written: upstream bookkeeping (rendering.md §1).
+# Never written: upstream bookkeeping (docs/rendering.md §1).
 _NEVER_ANNOTATIONS = (
     L.ORIGIN_VERSION,
     "nvidia.com/current-worker-hash",
@@ -53,7 +53,7 @@ _NEVER_ANNOTATIONS = (
 
 
 def ds_name(graph_name: str) -> str:
-    """``truncWithHash(normalize(dgd.name), 18)`` (disaggregatedset.md §2)."""
+    """``truncWithHash(normalize(dgd.name), 18)`` (docs/disaggregatedset.md §2)."""
     return trunc_with_hash(normalize(graph_name), DS_NAME_MAX)
 
 

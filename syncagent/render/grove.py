@@ -1,4 +1,4 @@
-"""The Grove PodCliqueSet of a graph (spec/grove.md §1). Pure.
+"""The Grove PodCliqueSet of a graph (docs/grove.md §1). Pure.
 
 Pod templates come from :func:`syncagent.render.pod_template` (role ``main`` for a single-node
 component, ``leader``/``worker`` for a multinode one), so Grove pods equal the other pathways'.
@@ -56,7 +56,7 @@ def _budget_of(c: Component) -> int:
 
 
 def pcs_name(graph_name: str, components: Sequence[Component]) -> str:
-    """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (grove.md §1)."""
+    """Fits Grove's ``len(pcs) + len(pcsg) + len(pclq) <= 45`` (docs/grove.md §1)."""
     budget = max(8, NAME_BUDGET - max((_budget_of(c) for c in components), default=0))
     n = normalize(graph_name)
     if len(n) <= budget:

@@ -1,4 +1,4 @@
-"""The discovery ServiceAccount, Role and RoleBinding of a graph (rendering.md §4.3)."""
+"""The discovery ServiceAccount, Role and RoleBinding of a graph (docs/rendering.md §4)."""
 
 from __future__ import annotations
 

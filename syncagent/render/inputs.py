@@ -36,7 +36,7 @@ class Environment:
     pull_secrets: tuple[PullSecret, ...] = ()
     # ServiceAccounts labelled nvidia.com/dynamo-component-pod: "true"
     component_pod_service_accounts: tuple[str, ...] = ()
-    # DynamoCheckpoint name -> ready; a missing entry is not ready (api.md §2.3)
+    # DynamoCheckpoint name -> ready; a missing entry is not ready (docs/api.md §2)
     checkpoint_ready: Mapping[str, bool] = field(default_factory=dict)
 
 
@@ -46,7 +46,7 @@ class ComponentSource:
 
     ``labels``/``annotations`` are the DCD metadata the pod template starts from: the rendered
     metadata for a DCD controlled by a graph, the live metadata for a standalone DCD
-    (rendering.md §2). ``parent_graph`` is the DGD name, ``None`` for a standalone DCD.
+    (docs/rendering.md §2). ``parent_graph`` is the DGD name, ``None`` for a standalone DCD.
     """
 
     name: str
@@ -56,7 +56,7 @@ class ComponentSource:
     annotations: Mapping[str, str] = field(default_factory=dict)
     parent_graph: str | None = None
     # The graph's nvidia.com/dynamo-operator-origin-version: never written into the DCD
-    # (rendering.md §1), read by the vLLM multinode launch (docs/multinode.md).
+    # (docs/rendering.md §1), read by the vLLM multinode launch (docs/multinode.md).
     origin_version: str | None = None
 
     @property

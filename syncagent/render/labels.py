@@ -41,7 +41,7 @@ ENABLE_DISAGGREGATED_SET: Final = P + "enable-disaggregatedset"
 # kubectl's copy of the whole manifest must not leak into every pod (our design).
 KUBECTL_LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
-# DGD metadata annotations copied into each component's pod template (rendering.md §1 step 3)
+# DGD metadata annotations copied into each component's pod template (docs/rendering.md §1 step 3)
 COPIED_GRAPH_ANNOTATIONS: Final = (
     ENABLE_METRICS,
     DISCOVERY_BACKEND,

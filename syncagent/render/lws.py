@@ -1,4 +1,4 @@
-"""The LeaderWorkerSet of a multinode component (rendering.md §3).
+"""The LeaderWorkerSet of a multinode component (docs/rendering.md §3).
 
 :func:`leader_worker_templates` is the one source of leader/worker pod templates: the
 DisaggregatedSet pathway renders its roles with it, so both paths give identical pods.

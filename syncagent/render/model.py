@@ -27,8 +27,8 @@ class Rendered:
 
     ``body`` is the full manifest (apiVersion, kind, metadata, spec...); treat it as read-only
     and take :meth:`manifest` for a private copy. ``owner`` is the intended controller: the
-    program adds its reference on create and under ``syncagent/ownership`` (routing.md §3).
-    ``shared`` marks an object co-owned by several owners (the model Service, rendering.md §4.2).
+    program adds its reference on create and under ``syncagent/ownership`` (docs/routing.md §3).
+    ``shared`` marks an object co-owned by several owners (the model Service, docs/rendering.md §4).
     """
 
     manager: str

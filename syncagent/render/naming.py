@@ -1,6 +1,6 @@
 """Names of everything the renderer generates, and the DNS-label truncation rule.
 
-The truncation rule is ``disaggregatedset.md`` §2; names never depend on replicas or status, so
+The truncation rule is ``docs/disaggregatedset.md`` §2; names never depend on replicas or status, so
 they are stable across reconciles.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 DNS_LABEL_MAX = 63
-# The worker StatefulSet's revision label must fit 63 characters (third-party.md §1).
+# The worker StatefulSet's revision label must fit 63 characters (docs/disaggregatedset.md §2).
 LWS_NAME_MAX = 41
 GLOBAL_DYNAMO_NAMESPACE = "dynamo"
 MODEL_SERVICE_PREFIX = "dynamo-model-"
@@ -68,7 +68,7 @@ def component_service_name(dcd: str) -> str:
 
 
 def dynamo_namespace(namespace: str, parent: str, *, global_namespace: bool = False) -> str:
-    """The Dynamo namespace of a component (api.md §1.3)."""
+    """The Dynamo namespace of a component (docs/api.md §1)."""
     if global_namespace:
         return GLOBAL_DYNAMO_NAMESPACE
     return f"{namespace}-{parent.replace('.', '-')}"

@@ -1,4 +1,4 @@
-"""The pod template of one role of a component (rendering.md §2).
+"""The pod template of one role of a component (docs/rendering.md §2).
 
 One function serves the Deployment (role ``main``), the LeaderWorkerSet and DisaggregatedSet
 roles (``leader``/``worker``) and Grove cliques, so every pathway renders the same pods.
@@ -62,7 +62,7 @@ def pod_labels(
     env: Environment,
     legacy_worker: bool = False,
 ) -> dict[str, str]:
-    """The pod labels, later rows of the rendering.md §2 table winning."""
+    """The pod labels, later rows of the docs/rendering.md §2 table winning."""
     template_labels = (source.pod_template.get("metadata") or {}).get("labels") or {}
     out = {**source.labels, **template_labels}
     if source.parent_graph:

@@ -1,4 +1,4 @@
-"""Image pull Secret discovery (rendering.md §2; the matching rule is our design)."""
+"""Image pull Secret discovery (docs/rendering.md §2; the matching rule is our design)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Component Services and the namespace-wide model Service (rendering.md §4.1-4.2)."""
+"""Component Services and the namespace-wide model Service (docs/rendering.md §4)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def component_service(
     annotations: Mapping[str, str] | None = None,
 ) -> Rendered:
     """The component Service; ``selector`` overrides the target one (a live selector kept
-    until the new workload is ready, rendering.md §4.1)."""
+    until the new workload is ready, docs/rendering.md §4)."""
     port = _PORTS.get(source.type, _SYSTEM_PORT)
     spec = {
         "type": "ClusterIP",

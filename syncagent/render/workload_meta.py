@@ -1,4 +1,4 @@
-"""Metadata and replica rules shared by the Deployment and the LeaderWorkerSet (rendering.md §3)."""
+"""Metadata and replica rules shared by the Deployment and the LeaderWorkerSet (docs/rendering.md §3)."""
 
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ _WAKES = (
 
 def beyond_status(handler: Handler[Obj]) -> Handler[Obj]:
     """``handler`` for creates, deletes and changes beyond ``status``: a controller's own status
-    write does not wake it again (disaggregatedset.md §6.3: a DGD is re-queued on create,
+    write does not wake it again (docs/disaggregatedset.md §6: a DGD is re-queued on create,
     delete, a ``generation`` change or an annotation change; labels, finalizers, deletion and
     owner references count too). ``generation`` moves with every ``spec`` change."""
 

@@ -1,4 +1,4 @@
-"""Discovery of optional API groups at start and on a timer (spec/routing.md §1).
+"""Discovery of optional API groups at start and on a timer (docs/routing.md §1).
 
 Generic: the caller names the group/versions to look at and how to turn what is served into its
 snapshot (``resolve``; the agent's is :func:`syncagent.programs.capabilities.resolver`). A

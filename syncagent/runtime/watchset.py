@@ -1,5 +1,5 @@
 """The agent's watches: one informer per registered target, running only while its API is
-served (design.md §5). Caches outlive their informers, so reconcilers keep one reference.
+served (docs/discovery.md). Caches outlive their informers, so reconcilers keep one reference.
 
 A watch that has not synced (its list is denied, not found or failing) is a stuck *scope*: its
 namespace (every namespace for a cluster-wide watch). :meth:`WatchSet.blocking` tells which

@@ -1,4 +1,4 @@
-"""Records that a desired object was converged at a resourceVersion (design §4.2 steps 1, 5).
+"""Records that a desired object was converged at a resourceVersion (docs/write-protocol.md §1).
 
 A record also keeps the object's *fingerprint*: its UID and the live values of what the desired
 object sets (each top-level field but metadata, the labels and annotations it sets, other

@@ -1,4 +1,4 @@
-"""Does applying change anything? Compare a dry-run result with the live object (design §4.2).
+"""Does applying change anything? Compare a dry-run result with the live object (docs/write-protocol.md §1).
 
 Never compare desired with live: the server adds defaults, so only two server answers compare.
 """

@@ -1,5 +1,5 @@
-"""The apply engine: write only what changes, prove convergence without requests (design §4.2,
-as amended by docs/write-protocol.md).
+"""The apply engine: write only what changes, prove convergence without requests
+(docs/write-protocol.md §1).
 
 1. A cache record (desired digest, live resourceVersion) proves convergence: no request.
 2. When a write is certain (``certain.py``: the object is absent, our manager has no entry on
@@ -9,7 +9,7 @@ as amended by docs/write-protocol.md).
 3. Otherwise a non-forced server-side dry run (a conflict there is reported; for a forced apply
    the write then takes the fields over). The options' ``on_conflict`` may name conflicting
    paths to *yield*: they are left out of the desired object and the apply (or dry run) runs
-   again (design §4.4, a fight backs off this way).
+   again (docs/design.md §9, a fight backs off this way).
 4. The dry-run result is compared with the live object (compare.py); equal means no write.
 5. Otherwise the real apply; the resulting resourceVersion is recorded.
 

@@ -37,7 +37,7 @@ class ManagerEntry:
         return path in self.fields
 
     def same_set(self, other: ManagerEntry) -> bool:
-        """Equal as field sets, ignoring ``time`` (the comparison of design §4.2 step 3)."""
+        """Equal as field sets, ignoring ``time`` (the comparison of docs/write-protocol.md §1)."""
         return (
             self.manager == other.manager
             and self.operation == other.operation

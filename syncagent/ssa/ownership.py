@@ -1,4 +1,4 @@
-"""Owner references written through server-side apply (design.md §4.3).
+"""Owner references written through server-side apply (docs/design.md §9).
 
 Which field managers play which part is the caller's :class:`OwnershipScheme` (the one manager
 holding every controller reference, the per-owner managers of co-owners, and the managers that
@@ -222,8 +222,8 @@ def control_refusal(
 ) -> str | None:
     """Why ``controller`` may not take ``live`` (None: it controls it already, or may adopt it).
 
-    The one ownership check (design.md §4.3): the engine's ``apply_controlled`` raises it as an
-    :class:`OwnershipError`; programs check it before their first write and report the spec's
+    The one ownership check (docs/design.md §9): the engine's ``apply_controlled`` raises it as an
+    :class:`OwnershipError`; programs check it before their first write and report the documented
     refusal text.
     """
     current = controller_of(live)

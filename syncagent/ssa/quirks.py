@@ -1,6 +1,6 @@
 """Known API-server quirks that make a dry-run result and the live object differ.
 
-Every normaliser here is applied to BOTH sides of the comparison (design.md §4.2 step 3), so it
+Every normaliser here is applied to BOTH sides of the comparison (docs/write-protocol.md §1), so it
 may only erase differences that carry no meaning. Each names the upstream issue it works around.
 Nothing outside this module special-cases server behaviour.
 """

@@ -1,4 +1,4 @@
-"""The Component pathway (spec/routing.md)."""
+"""The Component pathway (docs/routing.md)."""
 
 from syncagent.programs.component.program import ComponentProgram
 

@@ -1,4 +1,4 @@
-"""Leaving the DS or Grove pathway for the Component pathway (spec/routing.md §3).
+"""Leaving the DS or Grove pathway for the Component pathway (docs/routing.md §3).
 
 Runs after the Component program applied the DCDs, in the same reconcile:
 1. Services the graph controls are handed to the replacement DCDs (selector unchanged; the DCD

@@ -1,4 +1,4 @@
-"""The Component program's declaration (spec/routing.md §2-3): one DynamoComponentDeployment per
+"""The Component program's declaration (docs/routing.md §2-3): one DynamoComponentDeployment per
 component. It takes every graph no other program claims, and leaves the DS or Grove pathway
 (the migration step) once its DCDs serve.
 """

@@ -1,6 +1,6 @@
-"""The Component program: one DynamoComponentDeployment per component (spec/rendering.md §1).
+"""The Component program: one DynamoComponentDeployment per component (docs/rendering.md §1).
 
-Order of one reconcile (routing.md §3): restart state -> render DCDs -> apply the discovery
+Order of one reconcile (docs/routing.md §3): restart state -> render DCDs -> apply the discovery
 identity and the DCDs -> readiness -> delete stale DCDs -> status. The DCD reconciler turns
 each DCD into its Deployment or LeaderWorkerSet and Service; this program only reads their
 readiness back through the DCD status.

@@ -1,4 +1,4 @@
-"""The DisaggregatedSet pathway (spec/disaggregatedset.md)."""
+"""The DisaggregatedSet pathway (docs/disaggregatedset.md)."""
 
 from syncagent.programs.disaggregatedset.program import DisaggregatedSetProgram
 

@@ -1,4 +1,4 @@
-"""Readiness of a DisaggregatedSet (spec/disaggregatedset.md §4). Pure: reads wire-form dicts.
+"""Readiness of a DisaggregatedSet (docs/disaggregatedset.md §4). Pure: reads wire-form dicts.
 
 The DS revision hash is opaque; target children are found through the template hash ``F`` the
 program writes into role metadata, which the DS controller copies onto a child only at creation.

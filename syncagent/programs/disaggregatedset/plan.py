@@ -1,5 +1,5 @@
 """What one DisaggregatedSet reconcile works with, gathered before any write
-(spec/disaggregatedset.md §4-5): the selected roles, the live DS and DCDs, checkpoints, the
+(docs/disaggregatedset.md §4-5): the selected roles, the live DS and DCDs, checkpoints, the
 restart plan and the environment; and small readers of those live objects."""
 
 from __future__ import annotations

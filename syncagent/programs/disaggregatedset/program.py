@@ -1,4 +1,4 @@
-"""The DisaggregatedSet program's declaration (spec/disaggregatedset.md, routing.md §2).
+"""The DisaggregatedSet program's declaration (docs/disaggregatedset.md, docs/routing.md §2).
 
 Opt-in (``nvidia.com/enable-disaggregatedset: "true"``); one DS holds every eligible multinode
 worker component as a role, every other component stays a DynamoComponentDeployment.
@@ -67,7 +67,7 @@ class DisaggregatedSetProgram:
 
     def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
         """DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS
-        (name and UID verified) -> that DS's DGD (disaggregatedset.md §6.3)."""
+        (name and UID verified) -> that DS's DGD (docs/disaggregatedset.md §6)."""
         graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
         for cache in watch(kinds.DISAGGREGATED_SET):
             cache.add_handler(enqueue(add, graph_owner))

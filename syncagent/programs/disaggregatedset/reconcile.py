@@ -1,4 +1,4 @@
-"""The DisaggregatedSet program (spec/disaggregatedset.md §3.1).
+"""The DisaggregatedSet program (docs/disaggregatedset.md §3).
 
 One DS holds every eligible multinode worker component as a role; every other component stays
 a DCD. Order of one reconcile: selection and names -> restart state (coalesced) -> render ->
@@ -58,7 +58,7 @@ DS = "DisaggregatedSet"
 PATHWAY = Pathway.DISAGGREGATED_SET
 REQUEUE_AFTER_MODIFIED = 5.0
 _F_CACHE_SIZE = 4096
-# digest of the desired DS without F -> F (disaggregatedset.md §4.1 "Caching")
+# digest of the desired DS without F -> F (docs/disaggregatedset.md §4 "Caching")
 _F_CACHE: OrderedDict[str, str] = OrderedDict()
 
 

@@ -1,4 +1,4 @@
-"""Restart coalescing on the DisaggregatedSet pathway (spec/disaggregatedset.md §6.2). Pure.
+"""Restart coalescing on the DisaggregatedSet pathway (docs/disaggregatedset.md §6). Pure.
 
 The DS rolls every role in one revision, so a sequential restart treats the selected components
 as one step: the first selected component in the order stands for all of them, annotating any

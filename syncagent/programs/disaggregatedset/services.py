@@ -1,5 +1,5 @@
 """Services of a DisaggregatedSet graph, the cutover from the selected DCDs and the cleanup of
-what other pathways left (spec/disaggregatedset.md §5-6, routing.md §3)."""
+what other pathways left (docs/disaggregatedset.md §5-6, docs/routing.md §3)."""
 
 from __future__ import annotations
 

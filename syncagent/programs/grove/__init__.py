@@ -1,4 +1,4 @@
-"""The Grove pathway (spec/grove.md)."""
+"""The Grove pathway (docs/grove.md)."""
 
 from syncagent.programs.grove.program import GroveProgram
 

@@ -1,4 +1,4 @@
-"""The Grove program's declaration (spec/grove.md, routing.md §2): one PodCliqueSet per graph."""
+"""The Grove program's declaration (docs/grove.md, docs/routing.md §2): one PodCliqueSet per graph."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class GroveProgram:
         return (annotations.get(ENABLE_GROVE) or "").lower() == "true"
 
     def claim(self, route: Route) -> Claim:
-        """Grove unless opted out, or the routed-graph exception holds it back (routing.md §2):
+        """Grove unless opted out, or the routed-graph exception holds it back (docs/routing.md §2):
         a graph recorded on another pathway stays there until its grove annotation changes."""
         value = route.annotations.get(ENABLE_GROVE)
         allowed = route.caps.grove and (value or "").lower() != "false"
@@ -69,7 +69,7 @@ class GroveProgram:
 
     def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
         """PodCliqueSet -> its controlling DGD; PodClique and PodCliqueScalingGroup (owned by
-        the PCS) -> every DGD of their namespace (grove.md §2)."""
+        the PCS) -> every DGD of their namespace (docs/grove.md §2)."""
         graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
         for cache in watch(kinds.POD_CLIQUE_SET):
             cache.add_handler(enqueue(add, graph_owner))

@@ -1,4 +1,4 @@
-"""Readiness of a Grove PodCliqueSet and its children (spec/grove.md §2). Pure."""
+"""Readiness of a Grove PodCliqueSet and its children (docs/grove.md §2). Pure."""
 
 from __future__ import annotations
 

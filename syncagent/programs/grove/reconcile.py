@@ -1,4 +1,4 @@
-"""The Grove program: one PodCliqueSet per graph (spec/grove.md).
+"""The Grove program: one PodCliqueSet per graph (docs/grove.md).
 
 Order of one reconcile: restart state -> render -> clique-set check (before any write) -> apply
 the PCS -> scale writes -> discovery identity -> Services (handoff DCD -> graph at once, selector

@@ -1,4 +1,4 @@
-"""Grove scale writes (spec/grove.md §1 "Scale writes"): JSON merge patches on ``/scale``.
+"""Grove scale writes (docs/grove.md §1 "Scale writes"): JSON merge patches on ``/scale``.
 
 Server-side apply to a custom resource's ``scale`` subresource does not work (kubernetes#116311),
 so desired replicas go through a merge patch under ``syncagent/grove-scale``, and only when the
