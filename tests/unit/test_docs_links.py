@@ -26,10 +26,13 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
-# A file name, then the section number: `docs/<file>.md §3` or, inside docs/, `<file>.md §4.1`.
+# A file name, then its section numbers: `docs/<file>.md §3`, `docs/<file>.md` §1, §2 or, inside
+# docs/, `<file>.md §4.1`.
 FILE_SECTION = re.compile(
-    r"(?P<path>(?:docs/)?(?P<file>[a-z0-9-]+\.md))`?,? §\s?(?P<num>\d+(?:\.\d+)*)"
+    r"(?P<path>(?:docs/)?(?P<file>[a-z0-9-]+\.md))`?,? "
+    r"(?P<nums>§\s?\d+(?:\.\d+)*(?:,\s*§\s?\d+(?:\.\d+)*)*)"
 )
+NUMBER = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 DOCS_FILE = re.compile(r"\bdocs/(?P<file>[a-z0-9-]+\.md)\b")
 # A bare §N inside a doc names a section of that same doc.
 BARE_SECTION = re.compile(r"(?<![\w.`])§\s?(?P<num>\d+(?:\.\d+)*)")
@@ -121,10 +124,11 @@ def section_problems(text: str, *, inside_docs: Path | None) -> list[str]:
         target = DOCS / match.group("file")
         if not target.exists():
             problems.append(f"{match.group(0)}: no docs/{match.group('file')}")
-        elif match.group("num") not in sections(target):
-            problems.append(
-                f"{match.group(0)}: docs/{target.name} has no section {match.group('num')}"
-            )
+        else:
+            missing = set(NUMBER.findall(match.group("nums"))) - sections(target)
+            problems += [
+                f"{match.group(0)}: docs/{target.name} has no section {n}" for n in missing
+            ]
     for match in DOCS_FILE.finditer(text):
         if not (DOCS / match.group("file")).exists():
             problems.append(f"{match.group(0)}: no such doc")
