@@ -76,6 +76,7 @@ def serve(settings: AgentSettings) -> int:
         discovery_backend=settings.discovery.backend,
         fights=fights,
         shard=shard,
+        check_namespace=_check_namespace(settings),
     )
     setup(manager, client, controllers)
     try:
@@ -91,6 +92,13 @@ def serve(settings: AgentSettings) -> int:
 def shard_of(settings: AgentSettings) -> ShardSettings:
     """The shard this agent is (ValueError naming the flag when the flags are wrong)."""
     return ShardSettings(name=settings.shard.name, selector=settings.shard.selector)
+
+
+def _check_namespace(settings: AgentSettings) -> str:
+    """A namespace the agent writes ConfigMaps in: the first it serves, else its own."""
+    if settings.watches.namespaces:
+        return str(settings.watches.namespaces[0])
+    return settings.leader_election.namespace or default_lease_namespace()
 
 
 def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None:
