@@ -100,15 +100,15 @@ def setup(
     }
     reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
     manager.before_lead.append(_create_check(manager, reconcilers.engine, settings))
-    fights = reconcilers.fights.detector if reconcilers.fights else ()
-    memos: dict[str, Sized] = {
+    memos: dict[str, Sized | None] = {
         "convergence": reconcilers.engine.cache,
         "events": manager.events,
-        "fights": fights,
-        "latency": reconcilers.latency or (),
+        "fights": reconcilers.fights.detector if reconcilers.fights is not None else None,
+        "latency": reconcilers.latency,
     }
     for memo, table in memos.items():
-        manager.metrics.measure_memo(memo, table.__len__)
+        if table is not None:
+            manager.metrics.measure_memo(memo, table.__len__)
     backoff = Backoff(base=1.0, cap=300.0)
     queues = [
         manager.add_controller(

@@ -36,8 +36,8 @@ class CreateOnlyCheck:
 async def check_create_only(engine: Verbs, namespace: str) -> CreateOnlyCheck:
     """Dry-run a create-only apply of a ConfigMap in ``namespace`` (see the module doc)."""
     ref = ObjectRef("v1", "ConfigMap", PROBE_NAME, namespace)
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": ref.name}}
-    body["metadata"]["namespace"] = namespace
+    meta = {"name": ref.name, "namespace": namespace}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
     try:
         await engine.api.apply(
             ref, targeted(body, None), manager=PROBE_MANAGER, force=True, dry_run=True
