@@ -9,8 +9,8 @@ re-creates, other writers' labels on their Deployments and Services: ``--rate`` 
 second) while sampling the agent's ``/metrics`` every ``--every`` seconds: RSS, open file
 descriptors, asyncio tasks, watch-cache objects, in-memory tables, work-queue depth. Prints each
 sample, then each series' least-squares slope per 10 minutes after ``--warmup`` minutes, and the
-missed changes once the churn has stopped and the agent is idle: objects a server-side dry run
-(``syncagent plan``) would still change, and objects of the agent's no graph renders or whose
+missed changes once the churn has stopped and the agent is idle: objects missing or unlike
+``syncagent render`` of the live graphs, and objects of the agent's no graph renders or whose
 owner is gone. The code is ``tests/chaos/support/soak.py``; the chaos tier runs it for 3
 minutes (``tests/chaos/test_soak.py``). Prints figures; asserts nothing.
 """
@@ -77,7 +77,6 @@ def main() -> int:
             )
             run = run_soak(
                 kube,
-                plane.kubeconfig,
                 agent,
                 NAMESPACE,
                 names,

@@ -42,9 +42,7 @@ def test_tasks_and_fds_stay_flat_and_no_change_is_missed_under_churn(control_pla
         flags = ("--resync-period", "24h", "--request-timeout", "10s")
         with running_agent(control_plane.kubeconfig, *flags, namespace=ns) as agent:
             eventually(lambda: converged_in(kube, ns), deadline=600, what="Ready", interval=1.0)
-            run = run_soak(
-                kube, control_plane.kubeconfig, agent, ns, names, seconds=SECONDS, rate=2.0
-            )
+            run = run_soak(kube, agent, ns, names, seconds=SECONDS, rate=2.0)
     slopes = ", ".join(f"{name} {slope(run.samples, name, after=WARMUP):+.1f}" for name in SERIES)
     ops = ", ".join(f"{k} {v}" for k, v in sorted(run.operations.items()))
     tasks, fds = flat(run, "tasks"), flat(run, "fds")
