@@ -3,8 +3,8 @@ the agent's gauges sampled every 10 s (``tests/chaos/support/soak.py``, the code
 ``bench/soak.py``, which runs it for 30 minutes).
 
 Asserted: asyncio tasks and open file descriptors flat (of the samples after the first third of
-the run, the median of the last third is no higher than the highest of the first third: one task
-or descriptor kept per churn operation, 2 a second, would be hundreds), RSS under 150 MB
+the run, the median of the last third is at most 3 above the highest of the first third: one
+task or descriptor kept per churn operation, 2 a second, would be hundreds), RSS under 150 MB
 throughout, and no missed change (every graph's objects equal its rendering once the churn
 stops and the agent is idle).
 """
@@ -24,6 +24,9 @@ GRAPHS = int(os.environ.get("SYNCAGENT_CHAOS_SOAK_GRAPHS", "50"))
 SECONDS = float(os.environ.get("SYNCAGENT_CHAOS_SOAK_SECONDS", "180"))
 WARMUP = SECONDS / 3
 RSS_LIMIT_MB = 150.0
+# A connection the pool keeps open a little longer, a watch restarting: not a leak, which at 2
+# operations a second would add hundreds.
+SLACK = 3
 
 
 def flat(run: SoakRun, name: str) -> tuple[float, float]:
@@ -52,7 +55,7 @@ def test_tasks_and_fds_stay_flat_and_no_change_is_missed_under_churn(control_pla
         f"fds {fds[0]:.0f} -> {fds[1]:.0f} (first-third peak -> last-third median); slopes per "
         f"10 min after {WARMUP:.0f}s: {slopes}; {len(run.missed)} missed changes"
     )
-    assert tasks[1] <= tasks[0], f"asyncio tasks grew: {tasks}"
-    assert fds[1] <= fds[0], f"open file descriptors grew: {fds}"
+    assert tasks[1] <= tasks[0] + SLACK, f"asyncio tasks grew: {tasks}"
+    assert fds[1] <= fds[0] + SLACK, f"open file descriptors grew: {fds}"
     assert run.peak("rss_mb") < RSS_LIMIT_MB
     assert run.missed == []
