@@ -26,7 +26,7 @@ from tests.cluster.support.admission import (
     registered,
     validating_webhook,
 )
-from tests.cluster.test_agent_scale import resync_window
+from tests.cluster.support.resync import resync_window
 from tests.support.agent import Agent, running_agent
 from tests.support.fake_workloads import simulate_ready
 from tests.support.graphs import component, graph
