@@ -84,6 +84,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
         discovery_backend=settings.discovery.backend,
         fights=fights,
         shard=shard,
+        check_namespace=_check_namespace(settings),
     )
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
     setup(manager, client, controllers, programs=programs, history=history)
@@ -106,6 +107,13 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
 def shard_of(settings: AgentSettings) -> ShardSettings:
     """The shard this agent is (ValueError naming the flag when the flags are wrong)."""
     return ShardSettings(name=settings.shard.name, selector=settings.shard.selector)
+
+
+def _check_namespace(settings: AgentSettings) -> str:
+    """A namespace the agent writes ConfigMaps in: the first it serves, else its own."""
+    if settings.watches.namespaces:
+        return str(settings.watches.namespaces[0])
+    return settings.leader_election.namespace or default_lease_namespace()
 
 
 def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None:

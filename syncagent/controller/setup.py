@@ -7,7 +7,7 @@ program's own (``Program.connect``); the handlers below say which changes re-que
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,8 @@ from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
 from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 from syncagent.ssa import Engine
+from syncagent.ssa.certain import CREATE_ONLY
+from syncagent.ssa.createcheck import check_create_only
 from syncagent.ssa.fights import FightDetector, FightPolicy
 
 Caches = list[Cache[Any]]
@@ -66,6 +68,8 @@ class ControllerSettings:
     discovery_backend: str = "kubernetes"
     fights: FightPolicy | None = None
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose graphs (runtime/shard.py)
+    # Where the start-up check of the create-only write dry-runs its ConfigMap (ssa/createcheck.py)
+    check_namespace: str = "default"
 
 
 def setup(
@@ -98,6 +102,16 @@ def setup(
         for w in programs.common
     }
     reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
+    manager.before_lead.append(_create_check(manager, reconcilers.engine, settings))
+    memos: dict[str, Sized | None] = {
+        "convergence": reconcilers.engine.cache,
+        "events": manager.events,
+        "fights": reconcilers.fights.detector if reconcilers.fights is not None else None,
+        "latency": reconcilers.latency,
+    }
+    for memo, table in memos.items():
+        if table is not None:
+            manager.metrics.measure_memo(memo, table.__len__)
     backoff = Backoff(base=1.0, cap=300.0)
     queues = [
         manager.add_controller(
@@ -186,6 +200,46 @@ def _reconcilers(
         latency=latency,
         shard=settings.shard,
     )
+
+
+def _create_check(
+    manager: Manager, engine: Engine, settings: ControllerSettings
+) -> Callable[[], Awaitable[None]]:
+    """Check once whether admission admits the create-only write; where it refuses it, every
+    create reads first (docs/write-protocol.md §4), said in one warning and a metric."""
+    done = False
+
+    async def check() -> None:
+        nonlocal done
+        if done:
+            return
+        try:
+            found = await check_create_only(engine, settings.check_namespace)
+        except Exception as err:  # a failed check must not stop the agent
+            log.info(
+                "create-only check failed; creates stay create-only", extra={"error": str(err)}
+            )
+            return
+        done = found.admitted is not None
+        engine.create_only = found.admitted is not False
+        manager.metrics.create_fallback.set(0 if engine.create_only else 1)
+        if found.admitted is False:
+            log.warning(
+                "admission refuses the create-only write; creates read first from now on",
+                extra={
+                    "object": found.subject,
+                    "error": found.refusal,
+                    "remedy": f"let admission admit resourceVersion {CREATE_ONLY} on CREATE "
+                    "(docs/write-protocol.md section 4)",
+                },
+            )
+        elif found.admitted is None:
+            log.info(
+                "create-only check inconclusive; creates stay create-only",
+                extra={"object": found.subject, "error": found.refusal},
+            )
+
+    return check
 
 
 def _rediscover(manager: Manager) -> Callable[[ObjectRef], None]:

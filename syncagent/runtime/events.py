@@ -133,6 +133,10 @@ class EventRecorder:
         self._in_flight: set[Event] = set()
         self._held: list[Event] = []  # repeats of an Event being written: aggregated after it
 
+    def __len__(self) -> int:
+        """Events remembered for aggregation."""
+        return len(self._seen)
+
     def record(
         self,
         obj: ObjectRef,

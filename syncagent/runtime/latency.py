@@ -36,6 +36,9 @@ class ChangeLatency:
         self._pending: dict[str, tuple[int, float]] = {}
         self._seen: dict[str, int] = {}
 
+    def __len__(self) -> int:
+        return len(self._pending) + len(self._seen)
+
     def handle(self, change: Change[Any]) -> None:
         """A graphs-cache handler: start the clock for a generation not seen before."""
         key = object_key(change.namespace, change.name)

@@ -128,6 +128,8 @@ class Manager:
         )
         self.port: int | None = None
         self._controllers: list[_Controller] = []
+        # Awaited each time this process starts leading, before any key is worked on.
+        self.before_lead: list[Callable[[], Awaitable[None]]] = []
         self._held: dict[str, set[str]] = {}  # controller -> keys held back by unsynced watches
         self._logged_synced = False
         self.health.add_readiness("discovery", lambda: self.discovery.capabilities is not None)
@@ -303,6 +305,8 @@ class Manager:
 
     async def _lead(self) -> None:
         """Run every controller's workers until shutdown, then drain them within the grace."""
+        for hook in self.before_lead:
+            await hook()
         async with contextlib.AsyncExitStack() as stack:
             for c in self._controllers:
                 await stack.enter_async_context(c.queue)

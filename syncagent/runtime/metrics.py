@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+
+from syncagent.runtime import process
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -185,10 +187,12 @@ class Histogram(_Metric):
 
 
 class Registry:
-    """A set of metrics rendered together on ``/metrics``."""
+    """A set of metrics rendered together on ``/metrics``; ``collectors`` run before each
+    render (gauges of what is measured at scrape time)."""
 
     def __init__(self) -> None:
         self._metrics: dict[str, _Metric] = {}
+        self.collectors: list[Callable[[], None]] = []
 
     def _add(self, metric: _Metric) -> _Metric:
         if metric.name in self._metrics:
@@ -219,6 +223,8 @@ class Registry:
         return metric
 
     def render(self) -> str:
+        for collect in self.collectors:
+            collect()
         lines: list[str] = []
         for name in sorted(self._metrics):
             metric = self._metrics[name]
@@ -244,6 +250,7 @@ class Metrics:
         )
         self._add_apply_metrics(r)
         self._add_runtime_metrics(r)
+        self._add_process_metrics(r)
 
     def _add_apply_metrics(self, r: Registry) -> None:
         """What the apply engine and the fight detector did."""
@@ -265,6 +272,11 @@ class Metrics:
             "the agent left them to it for a backoff (declared, or gone on after a backoff), "
             "by kind and that manager (its name when it is one of ours or well known, else other).",
             ("kind", "manager"),
+        )
+        self.create_fallback = r.gauge(
+            "syncagent_create_read_first",
+            "1 while creates read before they write, because admission refused the create-only "
+            "write at the start-up check (docs/write-protocol.md section 4); 0 once it passed.",
         )
         self.yielded = r.counter(
             "syncagent_apply_yielded_total",
@@ -331,6 +343,34 @@ class Metrics:
             "syncagent_leader", "1 while this process holds the leader Lease.", ("lease",)
         )
         self.capabilities = r.gauge("syncagent_capability", "1 when a capability is on.", ("name",))
+
+    def _add_process_metrics(self, r: Registry) -> None:
+        """What a long run could leak (bench/soak.py samples them), measured at scrape time."""
+        self.resident_memory = r.gauge(
+            "syncagent_process_resident_memory_bytes", "Resident memory of the agent process."
+        )
+        self.open_fds = r.gauge("syncagent_process_open_fds", "Open file descriptors.")
+        self.tasks = r.gauge("syncagent_asyncio_tasks", "asyncio tasks of the event loop.")
+        self.memo_entries = r.gauge(
+            "syncagent_memo_entries",
+            "Entries of an in-memory table other than the watch caches (convergence: the apply "
+            "engine's convergence records; events: Events remembered for aggregation; fights: "
+            "tracked field fights; latency: graph generations waiting for a status write).",
+            ("memo",),
+        )
+        self._memos: dict[str, Callable[[], int]] = {}
+        r.collectors.append(self._collect_process)
+
+    def measure_memo(self, memo: str, size: Callable[[], int]) -> None:
+        """Report ``size()`` as ``syncagent_memo_entries{memo=...}`` at each scrape."""
+        self._memos[memo] = size
+
+    def _collect_process(self) -> None:
+        self.resident_memory.set(process.resident_bytes())
+        self.open_fds.set(process.open_fds())
+        self.tasks.set(process.asyncio_tasks())
+        for memo, size in list(self._memos.items()):
+            self.memo_entries.set(size(), memo=memo)
 
     def render(self) -> str:
         return self.registry.render()

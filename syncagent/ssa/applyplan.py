@@ -26,6 +26,7 @@ class ApplyPlan:
     differences: tuple[str, ...] = ()
     converged: bool = False
     certain: bool = False  # the write decides (no dry run): see certain.py
+    read: bool = False  # the engine's own GET found the object absent just now
     error: SsaError | None = field(default=None, repr=False)
 
     @property

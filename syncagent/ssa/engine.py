@@ -156,6 +156,7 @@ class Engine(Verbs):
         await self.api.resolve_for_write(plan.ref)
         plan.live = await self._live(plan.ref, live)
         if live is None and plan.live is None:
+            plan.read = True
             # Our own GET just found nothing: the apply creates, and nobody owns a field yet,
             # so a dry run could neither find a conflict nor a reason not to write.
             return
@@ -228,19 +229,36 @@ class Engine(Verbs):
         )
 
     async def _create(self, plan: _Plan) -> dict[str, Any]:
-        """A create-only write, forced: nobody owns a field of an object that does not exist."""
+        """A create-only write, forced: nobody owns a field of an object that does not exist.
+        Where admission refuses create-only writes (``create_only`` off), read before create."""
+        if not self.create_only and is_create_only(plan.desired):
+            return await self._create_after_read(plan)
         try:
             return await self._write(plan, force=True)
         except PreconditionError as err:
             if not is_create_only(plan.desired):
                 raise  # the caller's own precondition, not the create-only one
-            raise ExistsError(
-                plan.ref.subject,
-                "exists, though this write was a create (the object was not seen); nothing "
-                "was written: read it and decide again",
-                code=err.code,
-                reason=err.reason,
-            ) from err
+            raise _exists(plan, err.code, err.reason) from err
+
+    async def _create_after_read(self, plan: _Plan) -> dict[str, Any]:
+        """The fallback create (docs/write-protocol.md §4): a GET, then a non-forced apply with
+        no resourceVersion. An object found is refused as the create-only write refuses it; one
+        that appears between the two requests and sets a field differently makes the apply
+        conflict and is refused too, but one that sets no field of ours differently is written
+        to (the weaker guarantee)."""
+        if not plan.read and await self.api.get(plan.ref) is not None:
+            raise _exists(plan, 409, "AlreadyExists")
+        try:
+            return await self.api.apply(
+                plan.ref,
+                plan.desired,
+                manager=plan.manager,
+                force=False,
+                dry_run=False,
+                subresource=plan.subresource,
+            )
+        except ConflictError as err:
+            raise _exists(plan, err.code, err.reason) from err
 
     async def _write_asking(self, plan: _Plan) -> dict[str, Any]:
         """A certain write: non-forced; on 409 record the conflicts (or yield some paths and
@@ -324,6 +342,16 @@ class Engine(Verbs):
             differences=plan.differences,
             dry_run=dry_run,
         )
+
+
+def _exists(plan: _Plan, code: int, reason: str) -> ExistsError:
+    return ExistsError(
+        plan.ref.subject,
+        "exists, though this write was a create (the object was not seen); nothing was "
+        "written: read it and decide again",
+        code=code,
+        reason=reason,
+    )
 
 
 def _rv(obj: Mapping[str, Any] | None) -> str:

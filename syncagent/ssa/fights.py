@@ -104,6 +104,9 @@ class FightDetector:
         self._clock = clock
         self._tracks: dict[tuple[str, str, str], _Track] = {}
 
+    def __len__(self) -> int:
+        return len(self._tracks)
+
     def observe(self, subject: str, *, manager: str, conflicts: Iterable[Conflict]) -> Verdict:
         """Judge the conflicts a non-forced dry run of ``subject`` under ``manager`` reported:
         which paths to yield, which fights started."""

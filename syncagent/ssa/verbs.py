@@ -39,6 +39,9 @@ class Verbs:
         self.cache = cache if cache is not None else ConvergenceCache()
         self.counter = (counter or RequestCounter()).attach(self.api.http)
         self.dry_run = dry_run
+        # Creates carry the create-only resourceVersion (certain.py) unless the agent's start-up
+        # check found admission refusing it (ssa/createcheck.py): then they read first.
+        self.create_only = True
 
     async def get(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
         """The live object named by ``obj`` (any object with apiVersion, kind and metadata)."""

@@ -13,6 +13,7 @@ from tests.chart.support.render import (
     RELEASE_NS,
     Rules,
     cluster_wide_rules,
+    container,
     namespace_rules,
     objects,
     one,
@@ -261,3 +262,25 @@ def test_every_object_resource_the_chart_grants_is_in_the_program_registry() -> 
     }
     objects_only -= {(g, r) for g, r, _ in METRICS_AUTH}  # reviews, not objects
     assert objects_only - set(PROGRAMS.rbac()) == set()
+
+
+@pytest.mark.parametrize("watch", [[], ["team-a", "team-b"]])
+def test_the_create_only_check_may_dry_run_its_config_map_where_the_agent_puts_it(
+    watch: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The start-up check (ssa/createcheck.py) dry-runs a create-only apply of a ConfigMap:
+    # create and patch, in the namespace the agent's own flags pick.
+    from syncagent.cli.agent import _check_namespace
+    from syncagent.cli.main import build_parser
+    from syncagent.cli.settings import agent_settings
+
+    docs = render({"watchNamespaces": watch})
+    env = {e["name"]: e.get("value") for e in container(docs).get("env") or ()}
+    monkeypatch.setenv("POD_NAMESPACE", env.get("POD_NAMESPACE") or RELEASE_NS)
+    args = build_parser().parse_args(container(docs)["args"])
+    namespace = _check_namespace(agent_settings(args))
+    assert namespace == (watch[0] if watch else RELEASE_NS)
+    rules = namespace_rules(docs, namespace, subject=SA)
+    cluster = cluster_wide_rules(docs, subject=SA)
+    for verb in ("create", "patch"):
+        assert rules.allows("", "configmaps", verb) or cluster.allows("", "configmaps", verb)

@@ -3,7 +3,8 @@ as the agent's own request counters on /metrics show. Figures: ``bench/agent_res
 
 from __future__ import annotations
 
-from tests.support.agent import Agent, running_agent
+from tests.cluster.support.resync import resync_window
+from tests.support.agent import running_agent
 from tests.support.fake_workloads import simulate_ready
 from tests.support.graphs import component, graph
 from tests.support.kube import ready_reason
@@ -11,30 +12,6 @@ from tests.support.polling import eventually
 
 GRAPHS = 50
 RESYNC = 4.0
-
-
-def resync_window(agent: Agent, *, graphs: int, deadline: float) -> tuple[float, float]:
-    """Scrape until every graph was reconciled again; returns (writes, requests) meanwhile."""
-    before = agent.scrape()
-    start = before.sum("syncagent_reconcile_total", controller="dgd")
-    after = eventually(
-        lambda: (
-            (m := agent.scrape()).sum("syncagent_reconcile_total", controller="dgd")
-            >= start + graphs
-            and m
-        ),
-        deadline=deadline,
-        what="a full resync",
-    )
-    return after.writes() - before.writes(), reconcile_requests(after) - reconcile_requests(before)
-
-
-def reconcile_requests(m) -> float:
-    """Requests a reconcile makes (gets, dry runs, writes): not watches, lists, discovery
-    refreshes (resource ""), Lease renewals or Events."""
-    return m.requests(
-        verbs=("get", "patch", "create", "update", "delete"), exclude=("", "leases", "events")
-    )
 
 
 def test_full_resync_of_50_converged_graphs_costs_no_writes(control_plane, kube, namespace):

@@ -127,3 +127,27 @@ async def test_an_unseen_object_we_control_is_read_and_converged(async_client, n
     assert [e.action for e in entries] == ["unchanged"]
     assert restarted.counter.writes == 1  # the refused create; nothing was stored
     assert restarted.counter.by_verb()["get"] == 1
+
+
+@pytest.mark.anyio
+async def test_where_admission_refuses_create_only_a_create_reads_first_and_keeps_its_refusals(
+    async_client, namespace
+):
+    # The fallback of docs/write-protocol.md §4 (``Engine.create_only`` off): a GET, then an
+    # apply without the create-only resourceVersion. An object found is refused as the
+    # create-only write refuses it, untouched.
+    engine = Engine(async_client)
+    engine.create_only = False
+    desired = deployment(namespace)
+    created = await engine.apply(desired, ApplyOptions(manager="helm"), live=ABSENT)
+    assert created.action == "created"
+    assert (engine.counter.count("get"), engine.counter.count("apply")) == (1, 1)
+    for force in (False, True):
+        with pytest.raises(ExistsError, match=rf"^Deployment/{namespace}/web: exists"):
+            await engine.apply(desired, ApplyOptions(manager="helm", force=force), live=ABSENT)
+    assert untouched(created.object, await engine.get(desired))
+    # The create protocol decides on the object found, as after a refused create-only write.
+    (a,) = await owners(engine, namespace, "a")
+    with pytest.raises(OwnershipError, match=r"cannot adopt it: field manager"):
+        await create_controlled(engine, desired, manager=MANAGER, controller=a)
+    assert untouched(created.object, await engine.get(desired))

@@ -1,5 +1,7 @@
 import re
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from syncagent.runtime.metrics import Metrics, Registry, format_value
@@ -132,3 +134,41 @@ def test_agent_metrics_render_every_declared_family():
     assert 'syncagent_workqueue_depth{queue="dgd"} 4' in text
     for line in text.splitlines():
         assert line.startswith("#") or SAMPLE.match(line), line
+
+
+def _sample(text: str, name: str) -> float:
+    (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return float(line.split()[1])
+
+
+def test_process_gauges_are_measured_at_each_scrape():
+    m = Metrics()
+    memo: list[int] = []
+    m.measure_memo("convergence", memo.__len__)
+    first = m.render()
+    opened = open(__file__)  # noqa: SIM115 - one more descriptor while the next scrape runs
+    memo.extend((1, 2, 3))
+    try:
+        second = m.render()
+    finally:
+        opened.close()
+    assert _sample(first, "syncagent_process_resident_memory_bytes") > 1_000_000
+    fds = "syncagent_process_open_fds"
+    assert _sample(second, fds) == _sample(first, fds) + 1
+    assert 'syncagent_memo_entries{memo="convergence"} 0' in first
+    assert 'syncagent_memo_entries{memo="convergence"} 3' in second
+    assert _sample(second, "syncagent_asyncio_tasks") == 0  # no event loop runs here
+
+
+@pytest.mark.anyio
+async def test_asyncio_tasks_counts_the_running_loops_tasks():
+    m = Metrics()
+    before = _sample(m.render(), "syncagent_asyncio_tasks")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.sleep, 10)
+        tg.start_soon(anyio.sleep, 10)
+        await anyio.lowlevel.checkpoint()
+        during = _sample(m.render(), "syncagent_asyncio_tasks")
+        tg.cancel_scope.cancel()
+    assert before >= 1
+    assert during == before + 2
