@@ -103,15 +103,7 @@ def setup(
     }
     reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
     manager.before_lead.append(_create_check(manager, reconcilers.engine, settings))
-    memos: dict[str, Sized | None] = {
-        "convergence": reconcilers.engine.cache,
-        "events": manager.events,
-        "fights": reconcilers.fights.detector if reconcilers.fights is not None else None,
-        "latency": reconcilers.latency,
-    }
-    for memo, table in memos.items():
-        if table is not None:
-            manager.metrics.measure_memo(memo, table.__len__)
+    _measure_memos(manager, reconcilers)
     backoff = Backoff(base=1.0, cap=300.0)
     queues = [
         manager.add_controller(
@@ -133,6 +125,19 @@ def setup(
         program.connect(watch, store, queues[0].add)
     _connect(queues[0], queues[1], caches)
     return reconcilers
+
+
+def _measure_memos(manager: Manager, reconcilers: Reconcilers) -> None:
+    """The in-memory tables' sizes as gauges, read at each scrape (the soak watches them)."""
+    memos: dict[str, Sized | None] = {
+        "convergence": reconcilers.engine.cache,
+        "events": manager.events,
+        "fights": reconcilers.fights.detector if reconcilers.fights is not None else None,
+        "latency": reconcilers.latency,
+    }
+    for memo, table in memos.items():
+        if table is not None:
+            manager.metrics.measure_memo(memo, table.__len__)
 
 
 def _watcher(

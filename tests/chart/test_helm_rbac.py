@@ -277,7 +277,7 @@ def test_the_create_only_check_may_dry_run_its_config_map_where_the_agent_puts_i
     docs = render({"watchNamespaces": watch})
     env = {e["name"]: e.get("value") for e in container(docs).get("env") or ()}
     monkeypatch.setenv("POD_NAMESPACE", env.get("POD_NAMESPACE") or RELEASE_NS)
-    args = build_parser().parse_args(container(docs)["args"])
+    args = build_parser(PROGRAMS).parse_args(container(docs)["args"])
     namespace = _check_namespace(agent_settings(args))
     assert namespace == (watch[0] if watch else RELEASE_NS)
     rules = namespace_rules(docs, namespace, subject=SA)
