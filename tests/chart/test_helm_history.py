@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from syncagent.cli.blame import AGENT_SERVICE
+from syncagent.cli.commands.blame_history import _service
 from tests.chart.support.render import (
     Rules,
     container,
@@ -84,3 +86,13 @@ def test_network_policy_lets_only_the_given_peers_reach_the_history_port() -> No
     ingress = one(docs, "NetworkPolicy")["spec"]["ingress"]
     port = _ports(docs)["history"]
     assert {"ports": [{"protocol": "TCP", "port": port}], "from": api_server} in ingress
+
+
+def test_the_readmes_install_serves_the_history_where_blame_looks_by_default() -> None:
+    # README: `helm install syncagent helm/syncagent -n syncagent-system`, then
+    # `syncagent blame … --history` with no --agent-service.
+    docs = render(release="syncagent", namespace="syncagent-system")
+    namespace, name, port = _service(AGENT_SERVICE)
+    service = one(docs, "Service", name)
+    assert service["metadata"]["namespace"] == namespace
+    assert [p["name"] for p in service["spec"]["ports"]] == [port]

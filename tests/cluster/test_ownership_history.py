@@ -15,10 +15,10 @@ import yaml
 
 from syncagent.cli.main import main
 from tests.cluster.support.chart_identity import token_kubeconfig
-from tests.cluster.support.history import expose, free_port, host_address
 from tests.support.agent import running_agent
 from tests.support.graphs import component, graph
 from tests.support.helm import CHART, Helm
+from tests.support.history import expose, free_port, host_address
 from tests.support.kubectl import Kubectl
 from tests.support.polling import eventually
 

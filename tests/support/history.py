@@ -6,8 +6,8 @@ only one that is a pod's (its ``targetRef`` names a pod of the namespace whose
 ``status.podIPs`` hold the address), and Endpoints validation refuses loopback addresses. So
 the agent binds its history port to a non-loopback address of this machine
 (:func:`host_address`), and :func:`expose` writes what a cluster would have for an agent pod: a
-Pod whose status carries that address (no kubelet runs here to change it), a selector-less
-Service and its Endpoints.
+Pod whose status carries that address (no kubelet or kwok node gets it, so nothing changes it), a
+selector-less Service and its Endpoints. Used by the cluster and e2e tiers.
 """
 
 from __future__ import annotations
@@ -80,7 +80,12 @@ def _agent_pod(kube: Kube, ns: str, name: str, address: str) -> dict[str, Any]:
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "namespace": ns},
-            "spec": {"containers": [{"name": "agent", "image": "syncagent"}]},
+            # A scheduler of no one's: on the simulated full cluster kube-scheduler would bind it
+            # to a kwok node, and kwok would write its own address into the status.
+            "spec": {
+                "schedulerName": "none",
+                "containers": [{"name": "agent", "image": "syncagent"}],
+            },
         }
     )
     pod["status"] = {"podIP": address, "podIPs": [{"ip": address}]}
