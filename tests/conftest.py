@@ -9,6 +9,7 @@ first use and stopped when the session ends; each test gets its own namespace, a
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -35,6 +36,21 @@ def our_crds() -> list[Path]:
     return sorted((REPO / "crds").glob("*.yaml"))
 
 
+def kubernetes_version() -> str:
+    """The kube-apiserver release the cluster tier runs against: the pinned one, or the one of
+    ``versions.KUBERNETES_MATRIX`` that ``$SYNCAGENT_KUBE_VERSION`` (a minor: ``1.30``) names."""
+    minor = os.environ.get("SYNCAGENT_KUBE_VERSION", "")
+    if not minor:
+        return versions.KUBERNETES
+    if minor not in versions.KUBERNETES_MATRIX:
+        raise pytest.UsageError(
+            f"SYNCAGENT_KUBE_VERSION={minor}: not one of {', '.join(versions.KUBERNETES_MATRIX)}"
+            " (syncagent/devcluster/versions.py); unset it for the pinned "
+            f"{versions.KUBERNETES}"
+        )
+    return versions.KUBERNETES_MATRIX[minor]
+
+
 class ControlPlanes:
     """One control plane per LWS version (a server cannot hold two versions of a CRD)."""
 
@@ -49,6 +65,7 @@ class ControlPlanes:
                 lws_version=lws_version,
                 extra_crds=our_crds(),
                 workdir=testlogs.component_dir(f"control-plane-{lws_version}"),
+                binaries=ensure_binaries(kubernetes=kubernetes_version()),
             )
             plane.start()
             self._planes[lws_version] = plane
@@ -137,7 +154,7 @@ _PLANES = pytest.StashKey[ControlPlanes]()
 # for the chart tier and every ``test_helm*`` file, ``e2e`` (the simulated cluster) for the e2e
 # and chaos tiers: the control plane's binaries plus kwok and the LWS manager.
 BUILDERS = {
-    "cluster": lambda: ensure_binaries().kube_apiserver.parent,
+    "cluster": lambda: ensure_binaries(kubernetes=kubernetes_version()).kube_apiserver.parent,
     "helm": ensure_helm,
     "e2e": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
     "chaos": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],

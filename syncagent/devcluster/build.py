@@ -2,8 +2,10 @@
 
 ``kube-apiserver``, ``kube-controller-manager``, ``kube-scheduler`` and ``kubectl`` come from
 ``k8s.io/kubernetes`` (its staging modules pinned to the matching ``v0.X.Y`` tags), ``etcd`` from
-``go.etcd.io/etcd/server/v3``. ``KUBEBUILDER_ASSETS``, when set, names a folder (the envtest
-convention) whose binaries are used as they are; only what it lacks is built into the cache.
+``go.etcd.io/etcd/server/v3``; of the older releases of the version matrix
+(``versions.KUBERNETES_MATRIX``) only ``kube-apiserver`` (:func:`ensure_apiserver`).
+``KUBEBUILDER_ASSETS``, when set, names a folder (the envtest convention) whose binaries are used
+as they are; only what it lacks is built into the cache.
 ``helm``, ``kwok`` and the LeaderWorkerSet manager are single ``go install`` builds
 (:func:`ensure_tool`), each in its own folder keyed by its version.
 """
@@ -15,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from syncagent.devcluster import versions
@@ -66,8 +68,15 @@ def bin_dir() -> Path:
     return cache_root() / "bin" / key
 
 
-def ensure_binaries(*, log: bool = True) -> Binaries:
-    """Return every binary, building the ones neither ``KUBEBUILDER_ASSETS`` nor the cache has."""
+def ensure_binaries(*, kubernetes: str = versions.KUBERNETES, log: bool = True) -> Binaries:
+    """Return every binary, building the ones neither ``KUBEBUILDER_ASSETS`` nor the cache has.
+
+    ``kubernetes`` other than the pinned release (one of ``versions.KUBERNETES_MATRIX``) swaps in
+    that release's ``kube-apiserver``; every other binary stays the pinned one.
+    """
+    if kubernetes != versions.KUBERNETES:
+        pinned = ensure_binaries(log=log)
+        return replace(pinned, kube_apiserver=ensure_apiserver(kubernetes, log=log))
     target = bin_dir()
     cached = Binaries.in_dir(target)
     assets = os.environ.get("KUBEBUILDER_ASSETS")
@@ -96,6 +105,32 @@ def _prefer(given: Binaries, fallback: Binaries) -> Binaries:
     return Binaries(*paths)
 
 
+def ensure_apiserver(kubernetes: str, *, log: bool = True) -> Path:
+    """``kube-apiserver`` of an older release, built alone into its own cache folder."""
+    if kubernetes not in versions.KUBERNETES_MATRIX.values():
+        raise GoModuleError(
+            f"kube-apiserver {kubernetes}: not a pinned version; pick one of "
+            f"{', '.join(versions.KUBERNETES_MATRIX.values())} (syncagent/devcluster/versions.py)"
+        )
+    target = cache_root() / "bin" / f"kube-apiserver-{kubernetes}"
+    binary = target / "kube-apiserver"
+    if os.access(binary, os.X_OK):
+        return binary
+    target.mkdir(parents=True, exist_ok=True)
+    with (target.parent / f"{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.access(binary, os.X_OK):
+            _build(
+                _kubernetes_module(kubernetes),
+                {"kube-apiserver": PACKAGES["kube-apiserver"]},
+                target,
+                f"kube-apiserver-{kubernetes}",
+                ldflags=_kube_version_ldflags(kubernetes),
+                log=log,
+            )
+    return binary
+
+
 def _build_missing(names: list[str], target: Path, *, log: bool) -> None:
     if "etcd" in names:
         _build(_etcd_module(), {"etcd": PACKAGES["etcd"]}, target, _build_key("etcd"), log=log)
@@ -121,18 +156,28 @@ class GoTool:
     version: str
     package: str
     ldflags: str = ""
+    # Told apart in the cache from a build of the same version with other ldflags.
+    variant: str = ""
 
     def path(self) -> Path:
-        return cache_root() / "bin" / f"{self.name}-{self.version}" / self.name
+        return cache_root() / "bin" / f"{self.name}-{self.version}{self.variant}" / self.name
 
 
 def helm_tool() -> GoTool:
+    major, minor = versions.HELM_KUBERNETES
+    # What helm's own Makefile stamps into a release.
+    kube = " ".join(
+        f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersion{part}={value}"
+        for pkg in ("chartutil", "lint/rules")
+        for part, value in (("Major", major), ("Minor", minor))
+    )
     return GoTool(
         "helm",
         versions.HELM_MODULE,
         versions.HELM,
         f"{versions.HELM_MODULE}/cmd/helm",
-        f"-X helm.sh/helm/v3/internal/version.version={versions.HELM}",
+        f"-X helm.sh/helm/v3/internal/version.version={versions.HELM} {kube}",
+        variant=f"_kube-{major}.{minor}",
     )
 
 
@@ -199,15 +244,15 @@ def _build_key(name: str) -> str:
     return f"{name}-{versions.KUBERNETES}-{versions.ETCD}"
 
 
-def _kubernetes_module() -> str:
+def _kubernetes_module(kubernetes: str = versions.KUBERNETES) -> str:
     """A go.mod that requires k8s.io/kubernetes with its staging modules pinned by version."""
-    upstream = (module_dir(versions.KUBERNETES_MODULE, versions.KUBERNETES) / "go.mod").read_text()
+    upstream = (module_dir(versions.KUBERNETES_MODULE, kubernetes) / "go.mod").read_text()
     staging = sorted(set(_STAGING_REPLACE.findall(upstream)))
-    pinned = versions.staging_version()
+    pinned = versions.staging_version(kubernetes)
     replaces = "\n".join(f"\t{m} => {m} {pinned}" for m in staging)
     return (
         f"module syncagent.local/build/kubernetes\n\ngo 1.25\n\n"
-        f"require {versions.KUBERNETES_MODULE} {versions.KUBERNETES}\n\n"
+        f"require {versions.KUBERNETES_MODULE} {kubernetes}\n\n"
         f"replace (\n{replaces}\n)\n"
     )
 
@@ -222,13 +267,13 @@ def _etcd_module() -> str:
     return f"module syncagent.local/build/etcd\n\ngo 1.25\n\nrequire (\n{body}\n)\n"
 
 
-def _kube_version_ldflags() -> str:
-    major, minor, _ = versions.KUBERNETES.removeprefix("v").split(".", 2)
+def _kube_version_ldflags(kubernetes: str = versions.KUBERNETES) -> str:
+    major, minor, _ = kubernetes.removeprefix("v").split(".", 2)
     pkg = "k8s.io/component-base/version"
     return " ".join(
         f"-X {pkg}.{k}={v}"
         for k, v in {
-            "gitVersion": versions.KUBERNETES,
+            "gitVersion": kubernetes,
             "gitMajor": major,
             "gitMinor": minor,
             "gitTreeState": "clean",

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 KUBERNETES = "v1.36.3"
 ETCD = "v3.6.8"  # the etcd release k8s.io/kubernetes v1.36.3 requires
+# Older API servers the cluster tier's API-facing subset also runs against (docs/compatibility.md),
+# by minor: the newest patch the module proxy serves. Only kube-apiserver is built for each; etcd
+# (a v3 API server to all of them), kubectl and the controllers stay at KUBERNETES.
+KUBERNETES_MATRIX = {"1.30": "v1.30.14", "1.33": "v1.33.13"}
 LWS_VERSIONS = ("v0.9.0", "v0.10.0")
 DEFAULT_LWS = "v0.9.0"
 GROVE = "v0.1.0-alpha.11"
 HELM = "v3.19.5"
+# The Kubernetes helm assumes without a cluster (``helm template``, ``helm lint``): helm's release
+# build stamps its client-go minor (v0.34 for v3.19.5); unstamped it says v1.20.0, which the
+# chart's kubeVersion refuses.
+HELM_KUBERNETES = ("1", "34")
 # The simulated cluster (``dev-cluster up``, the e2e tier): simulated nodes and pods, and the
 # real LeaderWorkerSet manager, which also runs the DisaggregatedSet controller. The module proxy
 # serves sigs.k8s.io/lws only at v0.9.0 (v0.10.0 answers 403), so only v0.9.0 has a manager.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from syncagent.devcluster import build, crds, versions
 
@@ -82,3 +83,45 @@ def test_version_ldflags_stamp_the_pinned_release() -> None:
     flags = build._kube_version_ldflags()
     assert f"gitVersion={versions.KUBERNETES}" in flags
     assert "gitMinor=36" in flags
+
+
+def _executables(folder: Path, names: set[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text("#!/bin/sh\n")
+        (folder / name).chmod(0o755)
+
+
+def test_a_matrix_release_swaps_in_only_its_apiserver(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SYNCAGENT_CACHE", str(tmp_path))
+    monkeypatch.delenv("KUBEBUILDER_ASSETS", raising=False)
+    older = versions.KUBERNETES_MATRIX["1.30"]
+    _executables(build.bin_dir(), set(build.BINARIES))
+    _executables(tmp_path / "bin" / f"kube-apiserver-{older}", {"kube-apiserver"})
+    found = build.ensure_binaries(kubernetes=older).paths()
+    assert found.pop("kube-apiserver").parent.name == f"kube-apiserver-{older}"
+    assert all(p.parent == build.bin_dir() for p in found.values())
+
+
+def test_an_unpinned_release_is_refused_with_the_pinned_ones() -> None:
+    with pytest.raises(build.GoModuleError, match=r"pick one of v1\.30\.14"):
+        build.ensure_apiserver("v1.29.0")
+
+
+def test_an_older_release_builds_from_its_own_staging_tags(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "go.mod").write_text("replace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n)\n")
+    monkeypatch.setattr(build, "module_dir", lambda module, version: tmp_path)
+    gomod = build._kubernetes_module("v1.30.14")
+    assert "require k8s.io/kubernetes v1.30.14" in gomod
+    assert "k8s.io/api => k8s.io/api v0.30.14" in gomod
+    assert "gitMinor=30" in build._kube_version_ldflags("v1.30.14")
+
+
+def test_the_chart_declares_the_oldest_kubernetes_the_matrix_runs() -> None:
+    chart = yaml.safe_load((Path(__file__).parents[2] / "helm/syncagent/Chart.yaml").read_text())
+    oldest = min(versions.KUBERNETES_MATRIX, key=lambda minor: tuple(map(int, minor.split("."))))
+    assert chart["kubeVersion"] == f">={oldest}.0-0"

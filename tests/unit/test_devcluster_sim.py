@@ -22,7 +22,9 @@ def test_tools_are_cached_by_name_and_version(monkeypatch: pytest.MonkeyPatch, t
     assert manager.package == "sigs.k8s.io/lws/cmd"
     assert "GitVersion=v0.9.0" in manager.ldflags
     assert build.kwok_tool().path() == tmp_path / "bin" / f"kwok-{versions.KWOK}" / "kwok"
-    assert build.helm_tool().path() == tmp_path / "bin" / f"helm-{versions.HELM}" / "helm"
+    helm = build.helm_tool()
+    assert helm.path() == tmp_path / "bin" / f"helm-{versions.HELM}_kube-1.34" / "helm"
+    assert "chartutil.k8sVersionMinor=34" in helm.ldflags
 
 
 def test_no_manager_for_an_lws_version_the_proxy_does_not_serve() -> None:
