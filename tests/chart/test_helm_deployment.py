@@ -228,7 +228,7 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     want = render_values(values)
     assert parsed.namespace == want["watchNamespaces"]
     assert parsed.concurrency == want["concurrency"]
-    assert capability_overrides(parsed.capability) == {
+    assert capability_overrides(parsed.capability, declared=PROGRAMS.capabilities()) == {
         name: Setting(str(setting).lower()) for name, setting in want["capabilities"].items()
     }
     assert parsed.discovery_backend == want["discoveryBackend"]
