@@ -8,6 +8,8 @@ and Events keep the real name).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from fieldmanagers.contract import FieldManager
 
 OTHER = "other"
@@ -46,9 +48,10 @@ WELL_KNOWN: frozenset[str] = frozenset(
 )
 
 
-def metric_label(manager: str, *, ours: tuple[FieldManager, ...]) -> str:
-    """``manager`` when the set above or ``ours`` names it, ``syncagent/owner`` for a
-    per-owner manager, ``other`` for anything else."""
+def metric_label(manager: str, *, ours: Iterable[FieldManager]) -> str:
+    """``manager`` when the set above or ``ours`` (the agent's managers,
+    ``Registry.field_managers``) names it, ``syncagent/owner`` for a per-owner manager, ``other``
+    for anything else."""
     if manager in WELL_KNOWN or any(m.name == manager for m in ours):
         return manager
     if manager.startswith(OWNER + "/"):

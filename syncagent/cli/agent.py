@@ -51,7 +51,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
     configure_logging(level=settings.logging.level)
     try:
-        capabilities = capability_overrides(settings.capability)
+        capabilities = capability_overrides(settings.capability, declared=programs.capabilities())
         shard = shard_of(settings)
         client = make_client(
             kubeconfig=settings.connection.kubeconfig,
@@ -65,7 +65,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
             metrics_cert_dir=settings.http.metrics_cert_dir or None,
             lease=_lease(settings.leader_election, shard),
             group_versions=programs.group_versions(),
-            resolve=resolver(capabilities),
+            resolve=resolver(capabilities, declared=programs.capabilities()),
             discovery_interval=settings.discovery.interval,
         )
         fights = FightPolicy(

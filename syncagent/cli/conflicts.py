@@ -36,5 +36,5 @@ def register(subparsers: Any, programs: Registry) -> None:
     add_connection_arguments(parser, impersonate=True)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     parser.add_argument("--discovery-backend", choices=("kubernetes", "etcd"), default="kubernetes")
-    add_capability_argument(parser)
+    add_capability_argument(parser, declared=programs.capabilities())
     parser.set_defaults(func=lazy("conflicts"))

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from syncagent.programs.capabilities import NAMES, Setting
+from syncagent.programs.capabilities import Capability, Setting
 
 if TYPE_CHECKING:
     from syncagent.inspect.session import Connection
@@ -19,16 +20,17 @@ if TYPE_CHECKING:
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 
 
-def parse_capability(value: str) -> tuple[str, Setting]:
-    """``grove=false`` -> ``("grove", Setting.FALSE)``; an argparse ``type=`` (errors = usage)."""
+def parse_capability(value: str, *, names: Sequence[str]) -> tuple[str, Setting]:
+    """``grove=false`` -> ``("grove", Setting.FALSE)`` for one of ``names`` (the registry's
+    capabilities); an argparse ``type=`` (errors = usage)."""
     name, sep, raw = value.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(
-            f"--capability {value!r}: expected NAME=auto|true|false, NAME one of {', '.join(NAMES)}"
+            f"--capability {value!r}: expected NAME=auto|true|false, NAME one of {', '.join(names)}"
         )
-    if name not in NAMES:
+    if name not in names:
         raise argparse.ArgumentTypeError(
-            f"--capability {value!r}: unknown capability {name!r}; use one of {', '.join(NAMES)}"
+            f"--capability {value!r}: unknown capability {name!r}; use one of {', '.join(names)}"
         )
     try:
         setting = Setting(raw.lower())
@@ -39,21 +41,30 @@ def parse_capability(value: str) -> tuple[str, Setting]:
     return name, setting
 
 
-def add_capability_argument(parser: argparse.ArgumentParser, *, offline: bool = False) -> None:
-    """The one ``--capability`` flag every command takes (docs/routing.md §1)."""
+def add_capability_argument(
+    parser: argparse.ArgumentParser, *, declared: Sequence[Capability], offline: bool = False
+) -> None:
+    """The one ``--capability`` flag every command takes, for the ``declared`` capabilities
+    (``Registry.capabilities``, docs/routing.md §1)."""
     choices = "true|false" if offline else "auto|true|false"
     default = "true" if offline else "auto"
+    names = [c.name for c in declared]
+    needs = [f"{n.name}=false also switches {c.name} off" for c in declared for n in c.needs]
+
+    def parse(value: str) -> tuple[str, Setting]:
+        return parse_capability(value, names=names)
+
     parser.add_argument(
         "--capability",
         dest="capability",
         action="append",
-        type=parse_capability,
+        type=parse,
         default=[],
         metavar=f"NAME={choices}",
         help=(
-            f"switch a pathway capability ({', '.join(NAMES)}); repeatable; default {default}"
+            f"switch a pathway capability ({', '.join(names)}); repeatable; default {default}"
             + ("" if offline else ": auto detects it, false switches it off, true requires it")
-            + "; lws=false also switches disaggregatedSet off"
+            + "".join(f"; {text}" for text in needs)
         ),
     )
 

@@ -41,5 +41,5 @@ def register(subparsers: Any, programs: Registry) -> None:
         default="kubernetes",
         help="the agent's --discovery-backend (default kubernetes)",
     )
-    add_capability_argument(parser)
+    add_capability_argument(parser, declared=programs.capabilities())
     parser.set_defaults(func=lazy("plan"))

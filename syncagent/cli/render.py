@@ -38,7 +38,7 @@ def register(subparsers: Any, programs: Registry) -> None:
         help="the agent's default discovery backend, for components that set none "
         "(default: kubernetes)",
     )
-    add_capability_argument(parser, offline=True)
+    add_capability_argument(parser, declared=programs.capabilities(), offline=True)
     parser.add_argument(
         "--program",
         choices=("auto", *sorted(programs.names)),

@@ -31,6 +31,7 @@ def choose(
         raise UserError(
             f"{ref}: cannot render with --program {program}: {reason}; use --program component"
         )
-    if chosen.capability is not None and not caps.as_dict()[chosen.capability]:
-        raise UserError(f"{ref}: --program {program} needs --capability {chosen.capability}=true")
+    needed = chosen.capability
+    if needed is not None and not caps.has(needed):
+        raise UserError(f"{ref}: --program {program} needs --capability {needed.name}=true")
     return chosen

@@ -35,7 +35,7 @@ def register(subparsers: Any, programs: Registry) -> None:
     for name, cls in GROUPS:
         add_flags(p, cls)
         if name == "watches":  # --capability comes next in --help, as it always did
-            add_capability_argument(p)
+            add_capability_argument(p, declared=programs.capabilities())
     p.set_defaults(func=run)
 
 

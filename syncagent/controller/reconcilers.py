@@ -83,6 +83,12 @@ class Reconcilers:
     # DGD CRD lacks ``status.routing`` (our design), and a takeover keeps the CRDs it finds.
     _undeclared: dict[str, set[str]] = field(default_factory=dict)
 
+    def writer(self, **options: Any) -> Writer:
+        """A writer of one reconcile, counting under the registry's field managers."""
+        return Writer(
+            self.engine, metrics=self.metrics, managers=self.programs.field_managers(), **options
+        )
+
     # -- DGD ----------------------------------------------------------------------------------
     async def reconcile_graph(self, key: str) -> Result | None:
         namespace, name = split_key(key)
@@ -91,7 +97,7 @@ class Reconcilers:
         if graph is None or being_deleted(graph):
             self._forget(("dgd", key))
             if graph is not None:
-                await Writer(self.engine, metrics=self.metrics).release_operator_finalizers(graph)
+                await self.writer().release_operator_finalizers(graph)
             return None
         if caps is None:
             return Result(requeue_after=1.0)
@@ -120,7 +126,7 @@ class Reconcilers:
         return self.programs.resources_read(None)
 
     def graph_context(self, graph: Obj, caps: Capabilities) -> GraphContext:
-        writer = Writer(self.engine, metrics=self.metrics, fights=self.fights, graph=graph)
+        writer = self.writer(fights=self.fights, graph=graph)
         return graph_context(
             graph,
             caps,
@@ -179,13 +185,7 @@ class Reconcilers:
         version = Body(dcd).meta.resource_version
         if self._predates_own_write(("dcd", key), version):
             return Result(requeue_after=OWN_WRITE_LAG_RETRY)
-        writer = Writer(
-            self.engine,
-            metrics=self.metrics,
-            on=dcd,
-            fights=self.fights,
-            graph=graph_of_component(dcd),
-        )
+        writer = self.writer(on=dcd, fights=self.fights, graph=graph_of_component(dcd))
         ctx = ComponentContext(
             dcd=dcd,
             caps=caps,
@@ -277,7 +277,7 @@ class Reconcilers:
             "metadata": body_meta,
             "status": desired,
         }
-        entry = await Writer(self.engine, metrics=self.metrics).apply(
+        entry = await self.writer().apply(
             body,
             ApplyOptions(
                 manager=manager,

@@ -199,7 +199,10 @@ def _reconcilers(
         metrics=manager.metrics,
         discovery_backend=settings.discovery_backend,
         fights=Fights(
-            FightDetector(settings.fights), recorder=manager.events, metrics=manager.metrics
+            FightDetector(settings.fights),
+            recorder=manager.events,
+            metrics=manager.metrics,
+            managers=programs.field_managers(),
         ),
         programs=programs,
         latency=latency,

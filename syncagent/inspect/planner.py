@@ -96,7 +96,7 @@ async def capabilities_of(
     client: AsyncClient, settings: Mapping[str, Setting], *, programs: Registry
 ) -> Capabilities:
     served = await served_resources(client, programs.group_versions())
-    return caps_mod.resolve(served, settings)
+    return caps_mod.resolve(served, settings, declared=programs.capabilities())
 
 
 async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) -> DictStore:

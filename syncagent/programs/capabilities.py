@@ -1,36 +1,54 @@
 """Capabilities: which optional APIs the agent may use, from discovery and ``--capability``.
 
-Pure: no I/O. The runtime's discovery feeds :func:`resolve` (through :func:`resolver`) with what
-the API server serves; every command folds its ``--capability NAME=auto|true|false`` values with
+Pure: no I/O. A capability is declared where it is used: a pathway's in its program declaration
+(``Program.capability``), the one the reconcilers of every pathway use here (:data:`COMMON`);
+the registry lists them all (``Registry.capabilities``) and the composition root passes that
+list in. The runtime's discovery feeds :func:`resolve` (through :func:`resolver`) with what the
+API server serves; every command folds its ``--capability NAME=auto|true|false`` values with
 :func:`capability_overrides`, so the spelling is the same everywhere (docs/routing.md §1).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from syncagent.kube import kinds
+from syncagent.kube.kinds import Kind
 from syncagent.runtime.gvr import GroupVersionResource
 
-GROVE = "grove"
-LWS = "lws"
-DISAGGREGATED_SET = "disaggregatedSet"
-NAMES: tuple[str, ...] = (GROVE, LWS, DISAGGREGATED_SET)
 
-PODCLIQUESETS = GroupVersionResource("grove.io", "v1alpha1", "podcliquesets")
-PODCLIQUES = GroupVersionResource("grove.io", "v1alpha1", "podcliques")
-PODCLIQUESCALINGGROUPS = GroupVersionResource("grove.io", "v1alpha1", "podcliquescalinggroups")
-LEADERWORKERSETS = GroupVersionResource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
-DISAGGREGATEDSETS = GroupVersionResource("disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
-DYNAMOCHECKPOINTS = GroupVersionResource("nvidia.com", "v1alpha1", "dynamocheckpoints")
+def resource(kind: Kind) -> GroupVersionResource:
+    """The served resource of ``kind``, as discovery names it."""
+    return GroupVersionResource(kind.group, kind.version, kind.plural)
 
-# What each pathway capability needs served, in the order the "is required" error names them.
-REQUIRES: Mapping[str, tuple[GroupVersionResource, ...]] = {
-    GROVE: (PODCLIQUESETS,),
-    LWS: (LEADERWORKERSETS,),
-    DISAGGREGATED_SET: (DISAGGREGATEDSETS, LEADERWORKERSETS),
-}
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """An optional API, switched by ``--capability NAME=auto|true|false``.
+
+    ``requires``: the kinds the API server must serve, in the order the "is required" error
+    names them. ``needs``: capabilities that must be on too (switching one of them off switches
+    this one off). ``api``: also report ``<name>API``, whether its first kind is served whatever
+    the setting (the ``syncagent_capability`` metric and the log).
+    """
+
+    name: str
+    requires: tuple[Kind, ...]
+    needs: tuple[Capability, ...] = ()
+    api: bool = False
+
+    @property
+    def resources(self) -> tuple[GroupVersionResource, ...]:
+        return tuple(resource(k) for k in self.requires)
+
+
+# Multinode components: the DCD reconciler renders their LeaderWorkerSets whatever the pathway.
+LWS = Capability("lws", (kinds.LEADER_WORKER_SET,))
+COMMON: tuple[Capability, ...] = (LWS,)
+# Reported as ``checkpointAPI`` (checkpoint readiness, docs/api.md §2); never configured.
+CHECKPOINT_API = "checkpoint"
 
 
 class Setting(enum.Enum):
@@ -50,40 +68,37 @@ class CapabilityRequiredError(Exception):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """One snapshot: the pathway capabilities after configuration, the ``…API`` ones without."""
+    """One snapshot: each declared capability after configuration (``enabled``), and the
+    ``…API`` ones (``apis``: served, whatever the configuration)."""
 
-    grove: bool
-    lws: bool
-    disaggregated_set: bool
-    grove_api: bool
-    disaggregated_set_api: bool
-    checkpoint_api: bool
+    enabled: Mapping[str, bool]
+    apis: Mapping[str, bool] = field(default_factory=dict)
     served: frozenset[GroupVersionResource] = frozenset()
+
+    def has(self, capability: Capability) -> bool:
+        return self.enabled.get(capability.name, False)
 
     def serves(self, gvr: GroupVersionResource) -> bool:
         return gvr in self.served
 
     def as_dict(self) -> dict[str, bool]:
-        return {
-            GROVE: self.grove,
-            LWS: self.lws,
-            DISAGGREGATED_SET: self.disaggregated_set,
-            "groveAPI": self.grove_api,
-            "disaggregatedSetAPI": self.disaggregated_set_api,
-            "checkpointAPI": self.checkpoint_api,
-        }
+        return {**self.enabled, **{f"{name}API": on for name, on in self.apis.items()}}
 
 
 def capability_overrides(
-    pairs: Iterable[tuple[str, Setting]] | None, *, offline: bool = False
+    pairs: Iterable[tuple[str, Setting]] | None,
+    *,
+    declared: Sequence[Capability],
+    offline: bool = False,
 ) -> dict[str, Setting]:
-    """Fold repeated ``--capability`` values (the last one wins) into a full setting per name.
+    """Fold repeated ``--capability`` values (the last one wins) into a full setting per
+    declared capability.
 
     Online commands default to ``auto``; offline ones (``render``, ``convert``) read no cluster,
     so ``auto`` means nothing there: they default to ``true`` and reject ``auto``.
     """
     default = Setting.TRUE if offline else Setting.AUTO
-    settings = dict.fromkeys(NAMES, default)
+    settings = {c.name: default for c in declared}
     given: dict[str, Setting] = {}
     for name, setting in pairs or ():
         if offline and setting is Setting.AUTO:
@@ -91,37 +106,51 @@ def capability_overrides(
                 f"--capability {name}=auto: this command reads no cluster; use true or false"
             )
         settings[name] = given[name] = setting
-    if given.get(LWS) is Setting.FALSE and given.get(DISAGGREGATED_SET) is Setting.TRUE:
-        raise ValueError(
-            "--capability disaggregatedSet=true needs LeaderWorkerSets but lws=false switches "
-            "them off; drop one of the two"
-        )
+    for capability in declared:
+        for need in capability.needs:
+            if given.get(need.name) is Setting.FALSE and given.get(capability.name) is Setting.TRUE:
+                raise ValueError(
+                    f"--capability {capability.name}=true needs {need.name} but "
+                    f"{need.name}=false switches it off; drop one of the two"
+                )
     return settings
 
 
-def _detected(served: frozenset[GroupVersionResource], name: str) -> bool:
-    return all(gvr in served for gvr in REQUIRES[name])
-
-
 def _resolve_one(
-    served: frozenset[GroupVersionResource], name: str, setting: Setting, *, strict: bool
+    served: frozenset[GroupVersionResource],
+    capability: Capability,
+    setting: Setting,
+    *,
+    strict: bool,
 ) -> bool:
     if setting is Setting.FALSE:
         return False
+    missing = [gvr for gvr in capability.resources if gvr not in served]
     if setting is Setting.AUTO:
-        return _detected(served, name)
-    missing = [gvr for gvr in REQUIRES[name] if gvr not in served]
+        return not missing
     if missing and strict:
-        raise CapabilityRequiredError(name, missing[0])
+        raise CapabilityRequiredError(capability.name, missing[0])
     # A required capability stays on even when a later refresh misses it: re-routing graphs
     # away from a pathway the operator declared present would delete working workloads.
     return True
+
+
+def _with_needs(
+    declared: Sequence[Capability], on: Callable[[Capability], bool]
+) -> dict[str, bool]:
+    """Each capability's value, off when one it needs is off (``declared`` lists what a
+    capability needs before it: ``Registry.capabilities``)."""
+    out: dict[str, bool] = {}
+    for capability in declared:
+        out[capability.name] = on(capability) and all(out.get(n.name) for n in capability.needs)
+    return out
 
 
 def resolve(
     served: Iterable[GroupVersionResource],
     settings: Mapping[str, Setting],
     *,
+    declared: Sequence[Capability],
     strict: bool = True,
 ) -> Capabilities:
     """Capabilities for what the server serves under ``settings``.
@@ -130,36 +159,29 @@ def resolve(
     served (at start); refreshes pass ``strict=False``.
     """
     served_set = frozenset(served)
-    values = {
-        name: _resolve_one(served_set, name, settings.get(name, Setting.AUTO), strict=strict)
-        for name in NAMES
-    }
-    return Capabilities(
-        grove=values[GROVE],
-        lws=values[LWS],
-        disaggregated_set=values[DISAGGREGATED_SET] and values[LWS],
-        grove_api=PODCLIQUESETS in served_set,
-        disaggregated_set_api=DISAGGREGATEDSETS in served_set,
-        checkpoint_api=DYNAMOCHECKPOINTS in served_set,
-        served=served_set,
-    )
+
+    def on(capability: Capability) -> bool:
+        setting = settings.get(capability.name, Setting.AUTO)
+        return _resolve_one(served_set, capability, setting, strict=strict)
+
+    apis = {c.name: c.resources[0] in served_set for c in declared if c.api}
+    apis[CHECKPOINT_API] = resource(kinds.CHECKPOINT) in served_set
+    return Capabilities(_with_needs(declared, on), apis, served_set)
 
 
-def offline(settings: Mapping[str, Setting]) -> Capabilities:
+def offline(settings: Mapping[str, Setting], *, declared: Sequence[Capability]) -> Capabilities:
     """Capabilities of commands that read no cluster: everything not switched off."""
-    on = {name: settings.get(name, Setting.TRUE) is not Setting.FALSE for name in NAMES}
-    return Capabilities(
-        grove=on[GROVE],
-        lws=on[LWS],
-        disaggregated_set=on[DISAGGREGATED_SET] and on[LWS],
-        grove_api=on[GROVE],
-        disaggregated_set_api=on[DISAGGREGATED_SET],
-        checkpoint_api=True,
-    )
+
+    def on(capability: Capability) -> bool:
+        return settings.get(capability.name, Setting.TRUE) is not Setting.FALSE
+
+    apis = {c.name: on(c) for c in declared if c.api}
+    apis[CHECKPOINT_API] = True
+    return Capabilities(_with_needs(declared, on), apis)
 
 
 def resolver(
-    settings: Mapping[str, Setting],
+    settings: Mapping[str, Setting], *, declared: Sequence[Capability]
 ) -> Callable[[frozenset[GroupVersionResource], bool], Capabilities]:
     """What the runtime's discovery calls with the served resources (and ``strict``)."""
-    return lambda served, strict: resolve(served, settings, strict=strict)
+    return lambda served, strict: resolve(served, settings, declared=declared, strict=strict)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from fieldmanagers import metric_label
+from fieldmanagers import FieldManager, metric_label
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.runtime.events import WARNING, EventRecorder, ObjectRef
@@ -38,10 +38,12 @@ class Fights:
         *,
         recorder: EventRecorder | None = None,
         metrics: Metrics | None = None,
+        managers: tuple[FieldManager, ...] = (),
     ) -> None:
         self.detector = detector
         self.recorder = recorder
         self.metrics = metrics
+        self.managers = managers  # the agent's (Registry.field_managers): their metric labels
 
     def judge(
         self,
@@ -70,7 +72,9 @@ class Fights:
             extra={"object": fight.subject, "fight": message},
         )
         if self.metrics is not None:
-            self.metrics.field_fights.inc(kind=kind, manager=metric_label(fight.other))
+            self.metrics.field_fights.inc(
+                kind=kind, manager=metric_label(fight.other, ours=self.managers)
+            )
         if self.recorder is not None and graph is not None:
             self.recorder.record(
                 ObjectRef.of(graph),

@@ -1,22 +1,21 @@
 """Stale objects of other pathways and their removal (docs/routing.md §3).
 
 Principle: never delete the serving workload before its replacement is ready. The programs call
-:func:`other_pathways` and :func:`stale_own` to name what remains (the ``WorkloadPathway``
-message) and
-:func:`delete_stale` once their own readiness allows it. Deletes carry a UID precondition and
-touch only objects this graph controls.
+:func:`other_pathways` and :func:`stale_own` to find what remains, :func:`retire` with their own
+readiness to remove it, and :func:`describe` to name what still waits (the ``WorkloadPathway``
+message). :func:`retire` is the only place a program deletes a replaced workload.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from syncagent.kube import being_deleted, controlled_by, kinds
 from syncagent.kube.kinds import Kind
 from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
-from syncagent.programs.removal import WORKLOAD_KINDS
+from syncagent.programs.removal import delete_component
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
 
@@ -54,20 +53,39 @@ def describe(objects: list[Obj]) -> list[str]:
     return sorted(f"{o.get('kind')} {_name(o)}" for o in objects)
 
 
-async def delete_stale(writer: Writer, store: Store, obj: Obj, *, pathway: str) -> None:
-    """Delete one stale workload object (a DCD with its workloads); ``StaleWorkloadDeleted``."""
-    if being_deleted(obj):
-        return
-    meta = Body(obj).meta
+async def retire(ctx: GraphContext, stale: Sequence[Obj], *, when: bool) -> list[Obj]:
+    """Delete ``stale`` (what the graph's former workload left) only ``when`` the workload
+    replacing it is ready; what is still waiting (nothing once retired).
+
+    The one gate of every migration and every replacement (docs/routing.md §3): a serving
+    workload is never deleted before its replacement is ready. Only objects this graph controls
+    are deleted, each with its UID precondition (``Writer.delete``); one being deleted already
+    is left to finish. Each delete is a ``StaleWorkloadDeleted`` event naming the pathway.
+    """
+    for obj in retirable(stale, when=when, controller=ctx.uid):
+        await _delete(ctx.writer, ctx.store, obj, pathway=ctx.selection.pathway)
+    return [] if when else list(stale)
+
+
+def retirable(stale: Sequence[Obj], *, when: bool, controller: str) -> list[Obj]:
+    """What of ``stale`` :func:`retire` deletes: nothing before the replacement is ready
+    (``when``); then each object with a UID (the delete's precondition) that ``controller``
+    (the graph's UID) controls and that is not being deleted already."""
+    if not when:
+        return []
+    return [
+        obj
+        for obj in stale
+        if Body(obj).meta.uid and controlled_by(obj, controller) and not being_deleted(obj)
+    ]
+
+
+async def _delete(writer: Writer, store: Store, obj: Obj, *, pathway: str) -> None:
     kind = str(obj.get("kind"))
-    # The DCD first, marked deleted: its own reconcile then stops, and whatever a reconcile
-    # that read it just before creates for it goes with it (docs/retries.md).
-    gone = await writer.delete(obj, event=False, foreground=kind == kinds.DCD.kind)
     if kind == kinds.DCD.kind:
-        for workload_kind in WORKLOAD_KINDS:
-            for child in store.list(workload_kind, meta.namespace, owner=meta.uid):
-                if controlled_by(child, meta.uid) and not being_deleted(child):
-                    await writer.delete(child, event=False)
+        gone = await delete_component(writer, store, obj, event=False)
+    else:
+        gone = await writer.delete(obj, event=False)
     if gone:
         writer.events.append(
             QueuedEvent(

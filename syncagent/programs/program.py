@@ -1,7 +1,7 @@
 """What a program is (docs/design.md §3): the seam every pathway plugs into.
 
 A program declares its pathway (the ``status.routing.pathway`` value), the capability it
-needs, the kinds it owns and watches, how it claims a graph (docs/routing.md §2), how it renders
+needs (and what API that capability requires), the kinds it owns and watches, how it claims a graph (docs/routing.md §2), how it renders
 offline and how it reconciles. Everything that used to name a pathway (routing precedence,
 recorded-pathway detection, stale cleanup on migration, discovery lists, watches,
 ``render --program``, ``plan``'s store kinds, the chart's RBAC rules) is derived from the
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.kinds import Kind
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.capabilities import Capabilities, Capability
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
@@ -79,7 +79,9 @@ class Program(Protocol):
 
     name: ClassVar[str]  # the ``render --program`` value
     pathway: ClassVar[str]  # ``status.routing.pathway`` and the ``WorkloadPathway`` reason
-    capability: ClassVar[str | None]  # the capability that must be on (None: always)
+    # The capability that must be on for it to claim a graph (None: always), declared in its
+    # package: ``--capability``, discovery and the metric take it from the registry.
+    capability: ClassVar[Capability | None]
     # Kinds this program leaves controlled by the graph; the first is its own workload root.
     # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
     owns: ClassVar[tuple[Kind, ...]]

@@ -17,6 +17,8 @@ from fieldmanagers import ownership
 from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.kube.kinds import Kind
+from syncagent.programs import capabilities
+from syncagent.programs.capabilities import Capability
 from syncagent.programs.program import Claim, Program, Route, Watched
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
@@ -99,18 +101,36 @@ class Registry:
         program's; the ownership manager also writes every program's workload kinds."""
         owned = (*ownership.MANAGER.kinds, *(k.kind for k in self.owned_kinds()))
         owner = replace(ownership.MANAGER, kinds=tuple(dict.fromkeys(owned)))
-        out = {m.name: owner if m.name == owner.name else m for m in fieldmanagers.ALL}
+        out = {m.name: owner if m.name == owner.name else m for m in fieldmanagers.COMMON}
         for program in self.programs:
             out.update({m.name: m for m in program.managers if m.name not in out})
         return tuple(out.values())
 
+    def capabilities(self) -> tuple[Capability, ...]:
+        """Every capability ``--capability`` takes and discovery resolves: each program's, a
+        capability after those it needs, then the common ones (``capabilities.COMMON``)."""
+        out: dict[str, Capability] = {}
+
+        def add(capability: Capability) -> None:
+            for need in capability.needs:
+                add(need)
+            out.setdefault(capability.name, capability)
+
+        for program in self.programs:
+            if program.capability is not None:
+                add(program.capability)
+        for capability in capabilities.COMMON:
+            add(capability)
+        return tuple(out.values())
+
     # -- routing (docs/routing.md §2-3) ----------------------------------------------------------
     def select(self, route: Route) -> Selection:
-        """The first program (in precedence order) that takes the graph."""
+        """The first program (in precedence order) whose capability is on and that takes the
+        graph."""
         claims: dict[str, Claim] = {}
         winner = self.programs[-1]
         for program in self.programs:
-            claim = program.claim(route)
+            claim = _claim(program, route)
             claims[program.pathway] = claim
             if claim.takes:
                 winner = program
@@ -161,8 +181,12 @@ class Registry:
         return _unique(w.kind for w in self.watched())
 
     def group_versions(self) -> tuple[tuple[str, str], ...]:
-        """The optional group/versions discovery looks for (served or not)."""
-        out = _unique(k for k in self.store_kinds() if k.api_version not in ALWAYS_SERVED)
+        """The optional group/versions discovery looks for (served or not): of every kind the
+        programs read, and every kind a capability requires."""
+        required = (k for c in self.capabilities() for k in c.requires)
+        out = _unique(
+            k for k in (*self.store_kinds(), *required) if k.api_version not in ALWAYS_SERVED
+        )
         return tuple(dict.fromkeys((k.group, k.version) for k in out))
 
     def rbac(self) -> dict[tuple[str, str], frozenset[str]]:
@@ -216,6 +240,15 @@ class Rule:
     group: str
     resource: str
     verbs: tuple[str, ...]
+
+
+def _claim(program: Program, route: Route) -> Claim:
+    """The program's claim; without its capability it takes nothing and says why."""
+    capability = program.capability
+    if capability is not None and not route.caps.has(capability):
+        reason = f"{program.pathway} API is not available"
+        return Claim(False, wanted=program.wants(route.annotations), reason=reason)
+    return program.claim(route)
 
 
 def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.api import WORKER_TYPES, is_multinode_component
-from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Claim
 
 ENABLE_GROVE = "nvidia.com/enable-grove"
@@ -108,10 +107,9 @@ def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
     return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 
-def ds_ineligibility(components: Sequence[Mapping[str, Any]], caps: Capabilities) -> str:
-    """The first reason the graph cannot use the DS pathway; ``""`` when it can."""
-    if not caps.disaggregated_set:
-        return "DisaggregatedSet API is not available"
+def ds_ineligibility(components: Sequence[Mapping[str, Any]]) -> str:
+    """The first reason the graph's components cannot use the DS pathway; ``""`` when they
+    can (the capability is the registry's to check: ``Registry.select``)."""
     candidates = ds_candidates(components)
     for c in candidates:
         if "scalingAdapter" in c:

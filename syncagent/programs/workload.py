@@ -26,7 +26,7 @@ from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
 from syncagent.programs.base import QueuedEvent
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.capabilities import LWS, Capabilities
 from syncagent.programs.context import parse
 from syncagent.programs.readiness import workload_ready
 from syncagent.programs.view import Obj, Store, checkpoint_readiness
@@ -137,7 +137,9 @@ class WorkloadProgram:
         env = self._environment(ctx, source)
         legacy = self._legacy(ctx, source)
         uid = ctx.meta.uid
-        objects = render_component(source, env=env, lws=ctx.caps.lws, legacy_worker=legacy, uid=uid)
+        objects = render_component(
+            source, env=env, lws=ctx.caps.has(LWS), legacy_worker=legacy, uid=uid
+        )
         owner = owner_of(ctx.dcd)
         if source.parent_graph is None and discovery_on(source, env):
             for obj in discovery_identity(

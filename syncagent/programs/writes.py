@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldmanagers import metric_label
+from fieldmanagers import FieldManager, metric_label
 from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
@@ -74,6 +74,9 @@ class Writer:
     events: list[QueuedEvent] = field(default_factory=list)
     on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
     fights: Fights | None = None  # None: every conflict is forced (plan, tests)
+    # The agent's field managers (``Registry.field_managers``): with ``metrics``, a conflict
+    # with one of them is counted under its own name (``fieldmanagers.metric_label``).
+    managers: tuple[FieldManager, ...] = ()
     graph: Mapping[str, Any] | None = None  # the object fights are reported on
     # When the earliest backoff of a yielded field ends: reconcile again then to reclaim it.
     requeue_after: float | None = None
@@ -290,7 +293,8 @@ class Writer:
             )
         for conflict in entry.conflicts:
             if self.metrics is not None:
-                self.metrics.conflicts.inc(kind=kind, manager=metric_label(conflict.manager))
+                label = metric_label(conflict.manager, ours=self.managers)
+                self.metrics.conflicts.inc(kind=kind, manager=label)
             log.warning(
                 "apply conflict overridden",
                 extra={"object": entry.subject, "conflict": conflict.describe()},
@@ -301,7 +305,8 @@ class Writer:
                 self.fights.forced(entry.subject, entry.conflicts)
         for conflict in entry.yielded:
             if self.metrics is not None:
-                self.metrics.yielded.inc(kind=kind, manager=metric_label(conflict.manager))
+                label = metric_label(conflict.manager, ours=self.managers)
+                self.metrics.yielded.inc(kind=kind, manager=label)
             log.info(
                 "field left to another manager during a fight",
                 extra={"object": entry.subject, "conflict": conflict.describe()},

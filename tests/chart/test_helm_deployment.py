@@ -228,8 +228,10 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     want = render_values(values)
     assert parsed.namespace == want["watchNamespaces"]
     assert parsed.concurrency == want["concurrency"]
-    assert capability_overrides(parsed.capability) == {
-        name: Setting(str(setting).lower()) for name, setting in want["capabilities"].items()
+    # a capability the chart's values do not name is left to discovery (auto)
+    declared = PROGRAMS.capabilities()
+    assert capability_overrides(parsed.capability, declared=declared) == {
+        c.name: Setting(str(want["capabilities"].get(c.name, "auto")).lower()) for c in declared
     }
     assert parsed.discovery_backend == want["discoveryBackend"]
     assert parsed.leader_elect is want["leaderElection"]["enabled"]

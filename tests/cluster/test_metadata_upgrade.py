@@ -69,7 +69,9 @@ def now(example: str, namespace: str) -> Applied:
     out: Applied = []
     for obj in load_objects(path.read_text(), source=str(path)):
         obj.metadata.namespace = namespace
-        for r in render_object(obj, caps=capabilities.offline({}), programs=PROGRAMS):
+        for r in render_object(
+            obj, caps=capabilities.offline({}, declared=PROGRAMS.capabilities()), programs=PROGRAMS
+        ):
             out.append((r.manager, _without_owner(r.manifest())))
     return out
 

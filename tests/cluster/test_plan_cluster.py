@@ -10,13 +10,12 @@ import orjson
 import pytest
 import yaml
 
-from syncagent.cli.flags import parse_capability
 from syncagent.cli.main import main
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import report
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import plan_documents
-from syncagent.programs.capabilities import capability_overrides
+from syncagent.programs.capabilities import Setting, capability_overrides
 from syncagent.render.naming import dcd_name
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
@@ -42,7 +41,9 @@ def _plan(kubeconfig: Path, doc: dict) -> tuple[report.Plan, RequestCounter]:
                 client,
                 [doc],
                 namespace=doc["metadata"]["namespace"],
-                settings=capability_overrides([parse_capability("grove=false")]),
+                settings=capability_overrides(
+                    [("grove", Setting.FALSE)], declared=PROGRAMS.capabilities()
+                ),
                 programs=PROGRAMS,
                 counter=counter,
             )

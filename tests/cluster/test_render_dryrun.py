@@ -38,7 +38,9 @@ def rendered(example: Path, namespace: str) -> list[Rendered]:
     out: list[Rendered] = []
     for obj in load_objects(example.read_text(), source=str(example)):
         obj.metadata.namespace = namespace
-        out += render_object(obj, caps=capabilities.offline({}), programs=PROGRAMS)
+        out += render_object(
+            obj, caps=capabilities.offline({}, declared=PROGRAMS.capabilities()), programs=PROGRAMS
+        )
     return out
 
 

@@ -1,20 +1,18 @@
 import pytest
 
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.kube import kinds
 from syncagent.programs import capabilities as caps
-from syncagent.programs.capabilities import (
-    DISAGGREGATEDSETS,
-    LEADERWORKERSETS,
-    PODCLIQUES,
-    PODCLIQUESCALINGGROUPS,
-    PODCLIQUESETS,
-    Setting,
-)
+from syncagent.programs.capabilities import LWS, Setting, resource
+from syncagent.programs.disaggregatedset.program import CAPABILITY as DS
+from syncagent.programs.grove.program import CAPABILITY as GROVE
 from syncagent.runtime.discovery import Discovery, served_resources
 from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
+
+DECLARED = PROGRAMS.capabilities()
 
 
 async def test_sees_grove_lws_and_ds_groups(async_client):
@@ -27,14 +25,14 @@ async def test_sees_grove_lws_and_ds_groups(async_client):
             ("nope.example.com", "v1"),
         ],
     )
-    for gvr in (
-        PODCLIQUESETS,
-        PODCLIQUES,
-        PODCLIQUESCALINGGROUPS,
-        LEADERWORKERSETS,
-        DISAGGREGATEDSETS,
+    for kind in (
+        kinds.POD_CLIQUE_SET,
+        kinds.POD_CLIQUE,
+        kinds.POD_CLIQUE_SCALING_GROUP,
+        kinds.LEADER_WORKER_SET,
+        kinds.DISAGGREGATED_SET,
     ):
-        assert gvr in served, gvr
+        assert resource(kind) in served, kind
     # Subresources are not resources; an unknown group is simply absent (404), not an error.
     assert not any("/" in gvr.resource for gvr in served)
     assert not any(gvr.group == "nope.example.com" for gvr in served)
@@ -44,7 +42,7 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
     metrics = Metrics()
     discovery = Discovery(
         async_client,
-        resolve=caps.resolver(caps.capability_overrides(())),
+        resolve=caps.resolver(caps.capability_overrides((), declared=DECLARED), declared=DECLARED),
         group_versions=PROGRAMS.group_versions(),
         metrics=metrics,
     )
@@ -52,9 +50,9 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
     discovery.add_listener(lambda old, new: changes.append((old, new)))
     assert discovery.capabilities is None
     got = await discovery.start()
-    assert (got.grove, got.lws, got.disaggregated_set) == (True, True, True)
-    assert got.grove_api
-    assert got.disaggregated_set_api
+    assert (got.has(GROVE), got.has(LWS), got.has(DS)) == (True, True, True)
+    assert got.apis["grove"]
+    assert got.apis["disaggregatedSet"]
     assert discovery.capabilities == got
     assert changes == [(None, got)]
     assert metrics.capabilities.value(name="disaggregatedSet") == 1
@@ -64,27 +62,29 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
 
 
 async def test_overrides_switch_pathways_off_but_not_the_apis(async_client):
-    settings = caps.capability_overrides([("grove", Setting.FALSE), ("lws", Setting.FALSE)])
+    settings = caps.capability_overrides(
+        [("grove", Setting.FALSE), ("lws", Setting.FALSE)], declared=DECLARED
+    )
     discovery = Discovery(
         async_client,
-        resolve=caps.resolver(settings),
+        resolve=caps.resolver(settings, declared=DECLARED),
         group_versions=PROGRAMS.group_versions(),
         metrics=Metrics(),
     )
     got = await discovery.start()
-    assert not got.grove
-    assert not got.lws
-    assert not got.disaggregated_set
-    assert got.grove_api
-    assert got.disaggregated_set_api
+    assert not got.has(GROVE)
+    assert not got.has(LWS)
+    assert not got.has(DS)
+    assert got.apis["grove"]
+    assert got.apis["disaggregatedSet"]
 
 
 async def test_required_capability_not_among_the_discovered_groups_refuses_to_start(async_client):
     # Discovery only looks at the groups it is given: without grove.io, grove is "not served".
-    settings = caps.capability_overrides([("grove", Setting.TRUE)])
+    settings = caps.capability_overrides([("grove", Setting.TRUE)], declared=DECLARED)
     discovery = Discovery(
         async_client,
-        resolve=caps.resolver(settings),
+        resolve=caps.resolver(settings, declared=DECLARED),
         group_versions=[("leaderworkerset.x-k8s.io", "v1")],
         metrics=Metrics(),
     )

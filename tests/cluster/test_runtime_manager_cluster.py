@@ -51,7 +51,10 @@ class Agent:
             handle_signals=False,
             shutdown_grace=10,
             group_versions=PROGRAMS.group_versions(),
-            resolve=caps.resolver(caps.capability_overrides(())),
+            resolve=caps.resolver(
+                caps.capability_overrides((), declared=PROGRAMS.capabilities()),
+                declared=PROGRAMS.capabilities(),
+            ),
         )
         self.manager = Manager(client, options, metrics=Metrics())
         self.reconciled: list[str] = []

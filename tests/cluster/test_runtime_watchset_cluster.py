@@ -2,6 +2,7 @@ import anyio
 import pytest
 
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.kube import kinds
 from syncagent.programs import capabilities as caps
 from syncagent.runtime.cache import ChangeType
 from syncagent.runtime.client import make_client, request_json
@@ -31,8 +32,13 @@ def lws(namespace: str, name: str) -> dict:
     }
 
 
+DECLARED = PROGRAMS.capabilities()
+
+
 def served(*gvrs) -> caps.Capabilities:
-    return caps.resolve(set(gvrs), caps.capability_overrides(()))
+    return caps.resolve(
+        set(gvrs), caps.capability_overrides((), declared=DECLARED), declared=DECLARED
+    )
 
 
 async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespace):
@@ -56,7 +62,7 @@ async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespa
             await ws.wait_synced()
         assert cm_cache.get(namespace, "c") is not None
 
-        ws.update(served(caps.LEADERWORKERSETS))
+        ws.update(served(caps.resource(kinds.LEADER_WORKER_SET)))
         assert lws_target in ws.running()
         await eventually_async(
             lambda: lws_cache.get(namespace, "w") is not None, deadline=10, what="w"
@@ -77,7 +83,9 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
     try:
         discovery = Discovery(
             client,
-            resolve=caps.resolver(caps.capability_overrides(())),
+            resolve=caps.resolver(
+                caps.capability_overrides((), declared=DECLARED), declared=DECLARED
+            ),
             group_versions=PROGRAMS.group_versions(),
             metrics=metrics,
         )

@@ -66,13 +66,37 @@ def test_render_routes_to_the_toy_pathway(tmp_path: Path, capsys: pytest.Capture
     assert TOY.kind not in capsys.readouterr().out
 
 
+def test_the_toy_capability_is_declared_in_its_package_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """``--capability toy=…`` exists because the toy's program declares it: switched off, the
+    opted-in graph is not the toy's; the shipped registry does not know the name."""
+    manifest = tmp_path / "g.yaml"
+    manifest.write_text(yaml.safe_dump(toy_graph("ns")))
+    off = ["render", "-f", str(manifest), "-o", "json", "--capability", "toy=false"]
+    assert run_cli(off, programs=PROGRAMS) == 0
+    assert TOY.kind not in capsys.readouterr().out
+    assert run_cli([*off, "--program", "toy"], programs=PROGRAMS) == 1
+    assert "--program toy needs --capability toy=true" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        run_cli(off, programs=BUILT_IN)
+    assert usage.value.code == 1
+    assert "unknown capability 'toy'" in capsys.readouterr().err
+
+
 def test_the_toy_pathway_reconciles_on_the_api_server(control_plane, kube, namespace, capsys):
     with toy_crds(kube):
         kube.create(toy_graph(namespace))
-        with running_agent(control_plane.kubeconfig, namespace=namespace, launcher=LAUNCHER):
+        with running_agent(
+            control_plane.kubeconfig, namespace=namespace, launcher=LAUNCHER
+        ) as agent:
             toy = eventually(
                 lambda: toy_set(kube, namespace, "g"), deadline=DEADLINE, what="the ToySet"
             )
+            # routed there because discovery found ToySets served: its capability is on
+            samples = agent.scrape().samples
+            for name in ("toy", "toyAPI"):
+                assert samples[("syncagent_capability", frozenset({("name", name)}))] == 1
             assert controller(toy)["kind"] == DGD
             assert toy["spec"] == {"components": ["frontend"]}
 

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
 from tests.support.graphs import typed_components
 from tests.unit.support.graphs import frontend, worker
-
-CAPS = Capabilities(
-    grove=False,
-    lws=True,
-    disaggregated_set=True,
-    grove_api=False,
-    disaggregated_set_api=True,
-    checkpoint_api=False,
-)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +70,7 @@ def test_names_of_a_55_character_graph_fit_both_schemes() -> None:
 
 
 def _reason(components: list[dict]) -> str:
-    return ds_ineligibility(components, CAPS)
+    return ds_ineligibility(components)
 
 
 def test_example_graph_is_eligible_and_frontend_not_selected() -> None:
@@ -122,18 +112,9 @@ def test_single_node_worker_next_to_roles_is_eligible() -> None:
     assert _reason(comps) == ""
 
 
-def test_scaling_adapter_reason_and_api_off() -> None:
+def test_scaling_adapter_reason() -> None:
     comps = [worker("decode", "decode", scalingAdapter={}), worker("prefill", "prefill")]
     assert _reason(comps) == (
         'component "decode" uses scalingAdapter, but DisaggregatedSet does not support scale '
         "subresource integration"
     )
-    off = Capabilities(
-        grove=False,
-        lws=True,
-        disaggregated_set=False,
-        grove_api=False,
-        disaggregated_set_api=False,
-        checkpoint_api=False,
-    )
-    assert ds_ineligibility(comps, off) == "DisaggregatedSet API is not available"

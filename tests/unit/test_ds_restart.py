@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from syncagent.api import Restart
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
 from syncagent.programs.disaggregatedset.restart_coalescing import (
@@ -17,9 +18,11 @@ from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH
 from tests.support.graphs import typed_components
 from tests.unit.support.graphs import child, ds_object, graph, worker
-from tests.unit.test_ds_names import CAPS
 
 SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
+
+# lws and disaggregatedSet on, Grove off (the DS pathway)
+CAPS = Capabilities({"grove": False, "lws": True, "disaggregatedSet": True})
 
 
 def test_3_new_sequential_restart_annotates_every_selected_role() -> None:

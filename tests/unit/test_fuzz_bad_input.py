@@ -99,7 +99,7 @@ def check_cli_outcome(command: str, code: int, out: str, err: str, bad: BadGraph
 
 
 # What `render` assumes offline, Grove switched off: the agent's Component pathway.
-CAPS = capabilities.offline({"grove": capabilities.Setting.FALSE})
+CAPS = capabilities.offline({"grove": capabilities.Setting.FALSE}, declared=PROGRAMS.capabilities())
 BINARY = Path(sys.executable).with_name("syncagent")  # the console script pip installed
 
 

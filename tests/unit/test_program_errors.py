@@ -18,7 +18,7 @@ from syncagent.programs.writes import Writer, refused
 from syncagent.render import RenderError
 from syncagent.ssa import PreconditionError, SsaError
 from tests.support.graphs import component, graph
-from tests.support.toypathway import OPT_IN, ToyProgram
+from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
 
 OWNER = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "g", "u1")
 
@@ -39,7 +39,7 @@ def run(error: Exception) -> Any:
     writer = Writer(engine=None)  # type: ignore[arg-type]  # the program writes nothing
     ctx = graph_context(
         doc,
-        offline({}),
+        offline({}, declared=(CAPABILITY,)),
         store=DictStore(),
         writer=writer,
         discovery_backend="kubernetes",

@@ -25,7 +25,7 @@ from tests.support.toypathway.agent import PROGRAMS as TOY_REGISTRY
 
 # The fourth pathway's package and its one registry line (tests/support/toypathway).
 REGISTRY = TOY_REGISTRY
-CAPS = offline({})
+CAPS = offline({}, declared=REGISTRY.capabilities())
 
 
 def graph(annotations: dict[str, str] | None = None) -> dict[str, Any]:

@@ -19,14 +19,7 @@ from syncagent.render import Rendered
 from syncagent.runtime.events import ObjectRef
 from syncagent.ssa import ChangeSetEntry, Conflict, OwnerRef, OwnershipError
 
-CAPS = Capabilities(
-    grove=False,
-    lws=True,
-    disaggregated_set=False,
-    grove_api=False,
-    disaggregated_set_api=False,
-    checkpoint_api=False,
-)
+CAPS = Capabilities({"grove": False, "lws": True, "disaggregatedSet": False})
 
 
 def ctx(

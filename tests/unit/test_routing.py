@@ -5,24 +5,20 @@ from __future__ import annotations
 import pytest
 
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.kube import kinds
 from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
 from syncagent.programs import routing
-from syncagent.programs.capabilities import (
-    DISAGGREGATEDSETS,
-    LEADERWORKERSETS,
-    PODCLIQUESETS,
-    Setting,
-    offline,
-    resolve,
-)
+from syncagent.programs.capabilities import Setting, offline, resolve, resource
 from syncagent.programs.program import Route
 from syncagent.programs.routing import ENABLE_GROVE, Pathway, RecordedRouting
 
-ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
+LEADERWORKERSETS = resource(kinds.LEADER_WORKER_SET)
+DISAGGREGATEDSETS = resource(kinds.DISAGGREGATED_SET)
+ALL = {resource(kinds.POD_CLIQUE_SET), LEADERWORKERSETS, DISAGGREGATEDSETS}
 
 
 def detect(served):
-    return resolve(served, {})
+    return resolve(served, {}, declared=PROGRAMS.capabilities())
 
 
 def select(annotations=None, caps=None, *, recorded=None, reason=""):
@@ -30,7 +26,7 @@ def select(annotations=None, caps=None, *, recorded=None, reason=""):
     counted (it is only worked out when DS is wanted and Grove did not take the graph)."""
     calls = []
 
-    def ds_ineligibility(components, caps):
+    def ds_ineligibility(components):
         calls.append(1)
         return reason
 
@@ -189,7 +185,7 @@ def test_example_6_leading_space_is_not_wanted():
 def test_grove_opt_out_is_case_insensitive():
     assert select({"nvidia.com/enable-grove": "FALSE"})[0].pathway is Pathway.COMPONENT
     assert select({"nvidia.com/enable-grove": " false"})[0].pathway is Pathway.GROVE
-    no_grove = offline({"grove": Setting.FALSE})
+    no_grove = offline({"grove": Setting.FALSE}, declared=PROGRAMS.capabilities())
     assert select({}, no_grove)[0].pathway is Pathway.COMPONENT
 
 
@@ -218,7 +214,7 @@ def test_grove_opt_out_is_case_insensitive():
     ],
 )
 def test_ds_ineligibility(components, reason):
-    assert routing.ds_ineligibility(components, detect(ALL)) == reason
+    assert routing.ds_ineligibility(components) == reason
 
 
 def test_recorded_routing_round_trip():

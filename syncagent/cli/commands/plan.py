@@ -27,7 +27,9 @@ from syncagent.programs import capabilities
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = capabilities.capability_overrides(args.capability)
+        settings = capabilities.capability_overrides(
+            args.capability, declared=args.programs.capabilities()
+        )
     except ValueError as err:
         raise UserError(str(err)) from None
     docs = read_documents(args.filename)

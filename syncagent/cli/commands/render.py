@@ -41,13 +41,15 @@ HEADER = (
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = capabilities.capability_overrides(args.capability, offline=True)
+        settings = capabilities.capability_overrides(
+            args.capability, declared=args.programs.capabilities(), offline=True
+        )
         docs = load_documents(read_input(args.filename), source=args.filename)
         warn_unknown_fields(docs)
         objects = objects_checked(docs, source=args.filename)
     except (ValueError, LoadError) as err:
         raise UserError(str(err)) from None
-    caps = capabilities.offline(settings)
+    caps = capabilities.offline(settings, declared=args.programs.capabilities())
     env = Environment(discovery_backend=args.discovery_backend)
     rendered: list[Rendered] = []
     for obj in objects:
@@ -90,7 +92,7 @@ def render_object(
         problems = validate_component_deployment(obj)
         if problems:
             raise UserError(f"{ref}: {problems_message(problems)}")
-        return render_standalone(source_of_object(body), env=env, lws=caps.lws)
+        return render_standalone(source_of_object(body), env=env, lws=caps.has(capabilities.LWS))
     except RenderError as err:
         raise UserError(f"{ref}: {err.message}") from None
 

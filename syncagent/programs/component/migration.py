@@ -80,12 +80,7 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     for candidates in models.values():
         await _move_model(ctx, candidates, graph=graph)
     ready = all(readiness.dcd_readiness(live.get(d.name)).ready for d in dcds)
-    if ready:
-        for obj in leftovers:
-            await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
-        remaining: list[Obj] = []
-    else:
-        remaining = leftovers
+    remaining = await migration.retire(ctx, leftovers, when=ready)
     stale_dcds = migration.stale_own(ctx, kinds.DCD, keep={d.name for d in dcds})
     if leftovers:
         names = migration.describe(remaining + stale_dcds)

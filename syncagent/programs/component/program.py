@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.capabilities import LWS, Capabilities
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Store
@@ -50,7 +50,7 @@ class ComponentProgram:
     def render(
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
-        return render_graph(graph, env=env, lws=caps.lws)
+        return render_graph(graph, env=env, lws=caps.has(LWS))
 
     def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
         return None

@@ -15,8 +15,9 @@ from typing import Any
 from syncagent.api import Component
 from syncagent.kube import being_deleted, controlled_by, kinds
 from syncagent.kube.objects import Body
-from syncagent.programs import readiness, removal, status, waitleader
+from syncagent.programs import migration, readiness, removal, status, waitleader
 from syncagent.programs.base import ProgramResult
+from syncagent.programs.capabilities import LWS
 from syncagent.programs.checkpoint_gate import read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.restart import plan_restart
@@ -45,7 +46,7 @@ class ComponentReconcile:
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         components = ctx.typed.spec.components
-        if any(c.is_multinode for c in components) and not ctx.caps.lws:
+        if any(c.is_multinode for c in components) and not ctx.caps.has(LWS):
             result = status.failed(status.NO_ORCHESTRATOR, "no multinode orchestrator available")
             return ProgramResult(build_status(ctx, result, components=_previous(ctx)))
         # Errors raised below become the status in ``programs.graph.reconcile``.
@@ -135,15 +136,12 @@ class ComponentReconcile:
         for dcd in stale.removed:
             if not being_deleted(dcd):
                 await removal.delete_component(ctx.writer, ctx.store, dcd)
-        waiting = []
+        waiting: list[Obj] = []
         for dcd in stale.replaced:
             component = (dcd.get("spec") or {}).get("name")
-            replacement = latest.get(rendered_names[component])
-            if readiness.dcd_readiness(replacement).ready and not being_deleted(dcd):
-                await removal.delete_component(ctx.writer, ctx.store, dcd)
-            else:
-                waiting.append(f"{kinds.DCD.kind} {Body(dcd).meta.name}")
-        return waiting
+            replaced = readiness.dcd_readiness(latest.get(rendered_names[component])).ready
+            waiting += await migration.retire(ctx, [dcd], when=replaced)
+        return migration.describe(waiting)
 
 
 def _previous(ctx: GraphContext) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs import routing
-from syncagent.programs.capabilities import DISAGGREGATED_SET, Capabilities
+from syncagent.programs.capabilities import LWS, Capabilities, Capability
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
 from syncagent.programs.routing import Pathway
@@ -27,12 +27,21 @@ if TYPE_CHECKING:
     from syncagent.programs.context import GraphContext
 
 
+# Its roles are LeaderWorkerSet templates: it needs them served and ``lws`` on.
+CAPABILITY = Capability(
+    "disaggregatedSet",
+    (kinds.DISAGGREGATED_SET, kinds.LEADER_WORKER_SET),
+    needs=(LWS,),
+    api=True,
+)
+
+
 class DisaggregatedSetProgram:
     """Takes a graph that asks for it and is eligible; otherwise the next program does."""
 
     name = "disaggregatedset"
     pathway = Pathway.DISAGGREGATED_SET
-    capability = DISAGGREGATED_SET
+    capability = CAPABILITY
     owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
     # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
     watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
@@ -49,11 +58,11 @@ class DisaggregatedSetProgram:
     def claim(self, route: Route) -> Claim:
         if not self.wants(route.annotations):
             return Claim(False)
-        reason = routing.ds_ineligibility(route.components, route.caps)
+        reason = routing.ds_ineligibility(route.components)
         return Claim(not reason, wanted=True, reason=reason)
 
     def cannot_render(self, route: Route) -> str:
-        return routing.ds_ineligibility(route.components, route.caps)
+        return routing.ds_ineligibility(route.components)
 
     def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         """The non-selected components (validation rule V16 applies only to those)."""

@@ -54,7 +54,6 @@ from syncagent.ssa import ABSENT, ApplyOptions, digest, owner_of
 
 log = logging.getLogger(__name__)
 
-DS = "DisaggregatedSet"
 PATHWAY = Pathway.DISAGGREGATED_SET
 REQUEUE_AFTER_MODIFIED = 5.0
 _F_CACHE_SIZE = 4096
@@ -95,8 +94,7 @@ class DsReconcile:
             ds_message = ds_readiness.GATED_MESSAGE
         services_owned = await services.services(ctx, plan, ds_state.revisions, switch=ds_ready)
         await services.hand_back(ctx, plan, latest)
-        if ds_ready and services_owned:
-            await services.cutover(ctx, plan)
+        await services.cutover(ctx, plan, when=ds_ready and services_owned)
         resources = [(name_of(ds_obj) or ds_name(ctx.name), Readiness(ds_ready, ds_message))]
         resources += [(n, readiness.dcd_readiness(o)) for n, o in latest.items()]
         result = status.result_of(resources, waiting_checkpoints=plan.checkpoints.waiting())
@@ -216,9 +214,6 @@ def _zero_status(ctx: GraphContext, component: Component, runtime: str) -> dict[
         "replicas": 0,
         "updatedReplicas": 0,
     }
-
-
-__all__ = ["DsReconcile"]
 
 
 __all__ = ["DsReconcile"]

@@ -98,11 +98,11 @@ async def hand_back(ctx: GraphContext, plan: Plan, latest: Mapping[str, Obj | No
             await service_cutover.hand_over(ctx.writer, rendered, svc, new=ref, old=graph)
 
 
-async def cutover(ctx: GraphContext, plan: Plan) -> None:
-    for dcd in plan.live_dcds:
-        if spec_name(dcd) in plan.selected_names:
-            await migration.delete_stale(ctx.writer, ctx.store, dcd, pathway=PATHWAY)
-            plan.deleted.add(name_of(dcd))
+async def cutover(ctx: GraphContext, plan: Plan, *, when: bool) -> None:
+    """The selected components' DCDs go once the DS serves them (``when``)."""
+    selected = [d for d in plan.live_dcds if spec_name(d) in plan.selected_names]
+    if not await migration.retire(ctx, selected, when=when):
+        plan.deleted.update(name_of(d) for d in selected)
 
 
 async def cleanup(
@@ -113,25 +113,26 @@ async def cleanup(
     successful: bool,
 ) -> list[str]:
     """Delete removed components now; other pathways' objects once ``successful``."""
-    keep = set(latest)
-    remaining: list[Obj] = []
-    for dcd in migration.stale_own(ctx, kinds.DCD, keep=keep):
-        component = spec_name(dcd)
+    components = {c.name for c in ctx.typed.spec.components}
+    cutover_waits: list[Obj] = []  # the cutover deletes them once the DS is ready
+    removed: list[Obj] = []
+    replaced: list[Obj] = []
+    for dcd in migration.stale_own(ctx, kinds.DCD, keep=set(latest)):
         if name_of(dcd) in plan.deleted:
             continue
+        component = spec_name(dcd)
         if component in plan.selected_names:
-            remaining.append(dcd)  # the cutover deletes it once the DS is ready
-        elif component not in {c.name for c in ctx.typed.spec.components} or successful:
-            await migration.delete_stale(ctx.writer, ctx.store, dcd, pathway=PATHWAY)
+            cutover_waits.append(dcd)
         else:
-            remaining.append(dcd)
+            (replaced if component in components else removed).append(dcd)
+    # A removed component serves nothing the graph still wants: nothing to wait for.
+    await migration.retire(ctx, removed, when=True)
     others = migration.other_pathways(ctx, PATHWAY) + migration.stale_own(
         ctx, kinds.DISAGGREGATED_SET, keep={ds_name(ctx.name)}
     )
+    waiting = await migration.retire(ctx, replaced + others, when=successful)
     if not successful:
-        return migration.describe(remaining + others)
-    for obj in others:
-        await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
+        return migration.describe(cutover_waits + waiting)
     await service_cutover.delete_stale_services(
         ctx.writer,
         ctx.store,
@@ -140,7 +141,7 @@ async def cleanup(
         keep=wanted_services(ctx, plan),
         keep_models=wanted_models(plan),
     )
-    return migration.describe([d for d in remaining if not being_deleted(d)])
+    return migration.describe([d for d in cutover_waits if not being_deleted(d)])
 
 
 def wanted_services(ctx: GraphContext, plan: Plan) -> set[str]:

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
-from syncagent.programs.capabilities import GROVE as GROVE_CAPABILITY
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.capabilities import Capabilities, Capability
 from syncagent.programs.pathway_watches import namespace_graphs
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
 from syncagent.programs.routing import ENABLE_GROVE, Pathway
@@ -23,12 +22,16 @@ if TYPE_CHECKING:
     from syncagent.programs.context import GraphContext
 
 
+# On where Grove is served; ``groveAPI``: stale PodCliqueSets are found even when it is off.
+CAPABILITY = Capability("grove", (kinds.POD_CLIQUE_SET,), api=True)
+
+
 class GroveProgram:
     """The default pathway wherever Grove is served."""
 
     name = "grove"
     pathway = Pathway.GROVE
-    capability = GROVE_CAPABILITY
+    capability = CAPABILITY
     owns = (kinds.POD_CLIQUE_SET,)
     watches = (
         Watched(kinds.POD_CLIQUE_SET, write=True),
@@ -44,9 +47,10 @@ class GroveProgram:
 
     def claim(self, route: Route) -> Claim:
         """Grove unless opted out, or the routed-graph exception holds it back (docs/routing.md §2):
-        a graph recorded on another pathway stays there until its grove annotation changes."""
+        a graph recorded on another pathway stays there until its grove annotation changes.
+        Asked only while the ``grove`` capability is on (``Registry.select``)."""
         value = route.annotations.get(ENABLE_GROVE)
-        allowed = route.caps.grove and (value or "").lower() != "false"
+        allowed = (value or "").lower() != "false"
         recorded = route.recorded
         held = (
             allowed

@@ -52,7 +52,7 @@ from syncagent.ssa import owner_of
 
 log = logging.getLogger(__name__)
 
-PCS = "PodCliqueSet"
+PCS = kinds.POD_CLIQUE_SET
 PATHWAY = Pathway.GROVE
 
 
@@ -123,11 +123,11 @@ class GroveReconcile:
 
     def _live_pcs(self, ctx: GraphContext) -> Obj | None:
         """Found through this graph's controller reference: the name follows the components."""
-        mine = migration.owned(ctx.store, PCS, ctx.namespace, ctx.uid)
+        mine = migration.owned(ctx.store, PCS.kind, ctx.namespace, ctx.uid)
         name = pcs_name(ctx.name, ctx.typed.spec.components)
-        by_name = ctx.store.get(PCS, ctx.namespace, name)
+        by_name = ctx.store.get(PCS.kind, ctx.namespace, name)
         if by_name is not None and by_name not in mine:
-            stub = Rendered("", "grove.io/v1alpha1", PCS, name, ctx.namespace, body={})
+            stub = Rendered("", PCS.api_version, PCS.kind, name, ctx.namespace, body={})
             ctx.writer.check_may_control(stub, by_name, owner_of(ctx.graph))
             return by_name
         return mine[0] if mine else None
@@ -199,13 +199,10 @@ class GroveReconcile:
         keep: str,
     ) -> list[str]:
         """Stale DS first, then every DCD, then Services; only once ``successful``."""
-        stale = migration.other_pathways(ctx, PATHWAY) + migration.stale_own(
-            ctx, kinds.POD_CLIQUE_SET, keep={keep}
-        )
+        stale = migration.other_pathways(ctx, PATHWAY) + migration.stale_own(ctx, PCS, keep={keep})
+        waiting = await migration.retire(ctx, stale, when=successful)
         if not successful:
-            return migration.describe(stale)
-        for obj in stale:
-            await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=PATHWAY)
+            return migration.describe(waiting)
         wanted = {
             component_service_name(d.name)
             for d in dcds

@@ -1,5 +1,6 @@
 """The toy pathway's declaration: a graph annotated ``toy.example.com/enabled: "true"`` is
-served by one ToySet listing its components; it takes precedence over every other pathway."""
+served by one ToySet listing its components while the ``toy`` capability is on (ToySets are
+served); it takes precedence over every other pathway."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
-from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.capabilities import Capabilities, Capability
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
 from syncagent.programs.view import Store
 from syncagent.render import Environment, Rendered
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from syncagent.programs.context import GraphContext
 
 MANAGER = FieldManager(name="syncagent/toy", kinds=(TOY.kind,), paths=(".spec*",))
+# On where ToySets are served (``--capability toy=auto|true|false``, metric ``toy``/``toyAPI``).
+CAPABILITY = Capability("toy", (TOY,), api=True)
 
 
 def render_toy_set(graph: DynamoGraphDeployment) -> Rendered:
@@ -40,7 +43,7 @@ def render_toy_set(graph: DynamoGraphDeployment) -> Rendered:
 class ToyProgram:
     name = "toy"
     pathway = "Toy"
-    capability = None
+    capability = CAPABILITY
     owns = (TOY,)
     watches = (Watched(TOY, write=True),)
     managers = (MANAGER,)

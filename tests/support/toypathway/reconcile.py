@@ -22,9 +22,6 @@ async def reconcile(ctx: GraphContext) -> ProgramResult:
     readiness = Readiness(ready, "" if ready else "ToySet not ready")
     result = status.result_of([(rendered.name, readiness)])
     stale = migration.other_pathways(ctx, ctx.selection.pathway)
-    if result.ready:  # the serving workload goes only once its replacement is ready
-        for obj in stale:
-            await migration.delete_stale(ctx.writer, ctx.store, obj, pathway=ctx.selection.pathway)
-        stale = []
+    stale = await migration.retire(ctx, stale, when=result.ready)
     built = build_status(ctx, result, stale=migration.describe(stale))
     return ProgramResult(built, list(ctx.writer.events))
