@@ -11,22 +11,23 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from syncagent.runtime.gvr import GroupVersionResource
+from syncagent.kube import kinds
+from syncagent.rest.resource import Resource
 
 GROVE = "grove"
 LWS = "lws"
 DISAGGREGATED_SET = "disaggregatedSet"
 NAMES: tuple[str, ...] = (GROVE, LWS, DISAGGREGATED_SET)
 
-PODCLIQUESETS = GroupVersionResource("grove.io", "v1alpha1", "podcliquesets")
-PODCLIQUES = GroupVersionResource("grove.io", "v1alpha1", "podcliques")
-PODCLIQUESCALINGGROUPS = GroupVersionResource("grove.io", "v1alpha1", "podcliquescalinggroups")
-LEADERWORKERSETS = GroupVersionResource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
-DISAGGREGATEDSETS = GroupVersionResource("disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
-DYNAMOCHECKPOINTS = GroupVersionResource("nvidia.com", "v1alpha1", "dynamocheckpoints")
+PODCLIQUESETS = kinds.POD_CLIQUE_SET
+PODCLIQUES = kinds.POD_CLIQUE
+PODCLIQUESCALINGGROUPS = kinds.POD_CLIQUE_SCALING_GROUP
+LEADERWORKERSETS = kinds.LEADER_WORKER_SET
+DISAGGREGATEDSETS = kinds.DISAGGREGATED_SET
+DYNAMOCHECKPOINTS = kinds.CHECKPOINT
 
 # What each pathway capability needs served, in the order the "is required" error names them.
-REQUIRES: Mapping[str, tuple[GroupVersionResource, ...]] = {
+REQUIRES: Mapping[str, tuple[Resource, ...]] = {
     GROVE: (PODCLIQUESETS,),
     LWS: (LEADERWORKERSETS,),
     DISAGGREGATED_SET: (DISAGGREGATEDSETS, LEADERWORKERSETS),
@@ -42,8 +43,8 @@ class Setting(enum.Enum):
 class CapabilityRequiredError(Exception):
     """A capability set to ``true`` whose API is not served; the agent refuses to start."""
 
-    def __init__(self, name: str, missing: GroupVersionResource) -> None:
-        super().__init__(f'capability "{name}" is required but {missing} is not served')
+    def __init__(self, name: str, missing: Resource) -> None:
+        super().__init__(f'capability "{name}" is required but {missing.gvr} is not served')
         self.name = name
         self.missing = missing
 
@@ -58,10 +59,10 @@ class Capabilities:
     grove_api: bool
     disaggregated_set_api: bool
     checkpoint_api: bool
-    served: frozenset[GroupVersionResource] = frozenset()
+    served: frozenset[Resource] = frozenset()
 
-    def serves(self, gvr: GroupVersionResource) -> bool:
-        return gvr in self.served
+    def serves(self, resource: Resource) -> bool:
+        return resource in self.served
 
     def as_dict(self) -> dict[str, bool]:
         return {
@@ -99,13 +100,11 @@ def capability_overrides(
     return settings
 
 
-def _detected(served: frozenset[GroupVersionResource], name: str) -> bool:
+def _detected(served: frozenset[Resource], name: str) -> bool:
     return all(gvr in served for gvr in REQUIRES[name])
 
 
-def _resolve_one(
-    served: frozenset[GroupVersionResource], name: str, setting: Setting, *, strict: bool
-) -> bool:
+def _resolve_one(served: frozenset[Resource], name: str, setting: Setting, *, strict: bool) -> bool:
     if setting is Setting.FALSE:
         return False
     if setting is Setting.AUTO:
@@ -119,7 +118,7 @@ def _resolve_one(
 
 
 def resolve(
-    served: Iterable[GroupVersionResource],
+    served: Iterable[Resource],
     settings: Mapping[str, Setting],
     *,
     strict: bool = True,
@@ -160,6 +159,6 @@ def offline(settings: Mapping[str, Setting]) -> Capabilities:
 
 def resolver(
     settings: Mapping[str, Setting],
-) -> Callable[[frozenset[GroupVersionResource], bool], Capabilities]:
+) -> Callable[[frozenset[Resource], bool], Capabilities]:
     """What the runtime's discovery calls with the served resources (and ``strict``)."""
     return lambda served, strict: resolve(served, settings, strict=strict)

@@ -2,9 +2,12 @@ import anyio
 import pytest
 
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.kube.kinds import CONFIG_MAP, LEADER_WORKER_SET
 from syncagent.programs import capabilities as caps
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
 from syncagent.runtime.cache import ChangeType
-from syncagent.runtime.client import make_client, request_json
+from syncagent.runtime.client import make_client
 from syncagent.runtime.discovery import Discovery
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
@@ -36,15 +39,13 @@ def served(*gvrs) -> caps.Capabilities:
 
 
 async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespace):
-    path = f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets"
-    await request_json(async_client, "POST", path, body=lws(namespace, "w"))
+    create_lws = build(LEADER_WORKER_SET, "create", namespace=namespace, body=lws(namespace, "w"))
+    await call(async_client, create_lws)
     await create(async_client, config_map(namespace, "c"))
     ws = WatchSet(async_client, optional=PROGRAMS.group_versions(), metrics=Metrics())
-    lws_target = WatchTarget(
-        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
-    )
+    lws_target = WatchTarget(LEADER_WORKER_SET, namespace=namespace)
     lws_cache = ws.add(lws_target)
-    cm_target = WatchTarget("", "v1", "configmaps", namespace=namespace)
+    cm_target = WatchTarget(CONFIG_MAP, namespace=namespace)
     cm_cache = ws.add(cm_target)
     changes = []
     lws_cache.add_handler(changes.append)
@@ -88,9 +89,7 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
             metrics=metrics,
             on_not_found=discovery.request_refresh,
         )
-        target = WatchTarget(
-            "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
-        )
+        target = WatchTarget(LEADER_WORKER_SET, namespace=namespace)
         cache = ws.add(target)
         async with anyio.create_task_group() as tg:
             await tg.start(ws.run, discovery)
