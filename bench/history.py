@@ -39,6 +39,7 @@ from syncagent.api import DynamoGraphDeployment  # noqa: E402
 from syncagent.controller.history import HistoryRecorder  # noqa: E402
 from syncagent.kube import kinds  # noqa: E402
 from syncagent.render import Environment, render_graph  # noqa: E402
+from syncagent.rest.resource import Resource  # noqa: E402
 from syncagent.runtime.cache import Change, ChangeType  # noqa: E402
 from syncagent.ssa.historylog import HistoryLog  # noqa: E402
 
@@ -73,9 +74,9 @@ def applied(body: dict[str, Any], manager: str, uid: int, *, op: str = "Apply") 
     return obj
 
 
-def world(count: int) -> list[tuple[kinds.Kind, dict[str, Any]]]:
+def world(count: int) -> list[tuple[Resource, dict[str, Any]]]:
     graphs = fs.graphs("bench", count)
-    by_kind = {k.kind: k for k in vars(kinds).values() if isinstance(k, kinds.Kind)}
+    by_kind = {k.kind: k for k in vars(kinds).values() if isinstance(k, Resource)}
     out = [(kinds.DGD, applied(g, "kubectl", i)) for i, g in enumerate(graphs)]
     for g in graphs:
         typed = DynamoGraphDeployment.model_validate(
@@ -131,7 +132,7 @@ def held(log: HistoryLog) -> int:
     return total
 
 
-def feed(objects: list[tuple[kinds.Kind, dict[str, Any]]], log: HistoryLog, rounds: int) -> None:
+def feed(objects: list[tuple[Resource, dict[str, Any]]], log: HistoryLog, rounds: int) -> None:
     recorder = HistoryRecorder(log)
     handlers = {kind.kind: recorder.handler(kind) for kind, _ in objects}
     changes, spent = 0, 0.0

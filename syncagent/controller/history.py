@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 import fieldmanagers
-from syncagent.kube.kinds import Kind
+from syncagent.rest.resource import Resource
 from syncagent.runtime.cache import Change, ChangeType
 from syncagent.runtime.http import Response, Route, WithQuery
 from syncagent.ssa.history import transition
@@ -52,7 +52,7 @@ class HistoryRecorder:
         self.log = log
         self._clock = clock
 
-    def handler(self, kind: Kind) -> Callable[[Change[Any]], None]:
+    def handler(self, kind: Resource) -> Callable[[Change[Any]], None]:
         """The cache handler of one kind's watch (a watch without a transform)."""
 
         def handle(change: Change[Any]) -> None:

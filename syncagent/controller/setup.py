@@ -20,6 +20,7 @@ from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
+from syncagent.rest.resource import Resource
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
     Cache,
@@ -150,15 +151,13 @@ def _watcher(
     them, system namespaces left out), each cache added to ``store``."""
     scopes: list[str | None] = list(namespaces) or [None]
 
-    def watch(kind: kinds.Kind, *, transform: Any = identity, **selectors: Any) -> Caches:
+    def watch(kind: Resource, *, transform: Any = identity, **selectors: Any) -> Caches:
         caches = []
         given = selectors.pop("field_selector", None)
         for ns in scopes:
             fields = outside_system_namespaces(given) if ns is None else given
             target = WatchTarget(
-                kind.group,
-                kind.version,
-                kind.plural,
+                kind,
                 namespace=ns,
                 field_selector=fields,
                 **selectors,

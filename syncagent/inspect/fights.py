@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 
+from syncagent.kube.kinds import EVENT
 from syncagent.kube.objects import Body
 from syncagent.programs.fights import ANNOTATION, REASON
-from syncagent.runtime.client import request_json
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
 from syncagent.ssa.fights import format_duration
 
 
@@ -50,12 +52,8 @@ async def read_fights(client: Any, graph: Mapping[str, Any]) -> list[FightRow]:
             f"reason={REASON}",
         )
     )
-    listed = await request_json(
-        client,
-        "GET",
-        f"api/v1/namespaces/{meta.namespace}/events",
-        params={"fieldSelector": selector},
-    )
+    request = build(EVENT, "list", namespace=meta.namespace, params={"fieldSelector": selector})
+    listed = await call(client, request)
     return rows(listed.get("items") or ())
 
 

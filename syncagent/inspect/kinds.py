@@ -4,24 +4,15 @@ qualified by group (``deployments.apps``, ``dgd``), through API discovery."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import httpx2
-
-from syncagent.runtime.client import http_client
+from syncagent.rest.request import discovery
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call_or_none
 
 
 class UnknownKindError(Exception):
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class KindInfo:
-    api_version: str
-    kind: str
-    plural: str
-    namespaced: bool
 
 
 def split_target(target: str) -> tuple[str, str]:
@@ -46,44 +37,28 @@ def matches(resource: Mapping[str, Any], group: str, wanted: str) -> bool:
     return bool(qualifier) and base in names and qualifier == group.lower()
 
 
-async def resolve_kind(client: Any, text: str) -> KindInfo:
+async def resolve_kind(client: Any, text: str) -> Resource:
     """The served resource ``text`` names; core group first, then groups in server order."""
-    http = http_client(client)
     wanted = text.lower()
-    for group, version in await _group_versions(http):
-        doc = await _get(http, f"/api/{version}" if not group else f"/apis/{group}/{version}")
+    for group, version in await _group_versions(client):
+        api_version = f"{group}/{version}" if group else version
+        doc = await call_or_none(client, discovery(api_version))
         for res in (doc or {}).get("resources") or ():
             if "/" in res.get("name", "") or not matches(res, group, wanted):
                 continue
-            api_version = f"{group}/{version}" if group else version
-            return KindInfo(api_version, res["kind"], res["name"], bool(res.get("namespaced")))
+            namespaced = bool(res.get("namespaced"))
+            return Resource(group, version, res["kind"], res["name"], namespaced)
     raise UnknownKindError(
         f"{text}: the server has no resource type {text!r}; check the kind (kubectl "
         "api-resources lists them)"
     )
 
 
-async def _group_versions(http: httpx2.AsyncClient) -> list[tuple[str, str]]:
+async def _group_versions(client: Any) -> list[tuple[str, str]]:
     out = [("", "v1")]
-    doc = await _get(http, "/apis") or {}
+    doc = await call_or_none(client, discovery()) or {}
     for group in doc.get("groups") or ():
         preferred = (group.get("preferredVersion") or {}).get("version")
         if preferred:
             out.append((group["name"], preferred))
     return out
-
-
-async def _get(http: httpx2.AsyncClient, path: str) -> dict[str, Any] | None:
-    response = await http.get(path)
-    if response.status_code == 404:
-        return None
-    response.raise_for_status()
-    return response.json()
-
-
-def object_path(info: KindInfo, *, name: str, namespace: str) -> str:
-    group, _, version = info.api_version.rpartition("/")
-    base = f"/apis/{group}/{version}" if group else f"/api/{version}"
-    if info.namespaced:
-        return f"{base}/namespaces/{namespace}/{info.plural}/{name}"
-    return f"{base}/{info.plural}/{name}"

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncagent.inspect.kinds import KindInfo, object_path, resolve_kind
+from syncagent.inspect.kinds import resolve_kind
 from syncagent.kube import kinds
-from syncagent.runtime.client import http_client
-
-GRAPH = KindInfo(kinds.DGD.api_version, kinds.DGD.kind, kinds.DGD.plural, True)
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import send, status_of
 
 
 class ReadError(Exception):
     pass
 
 
-async def read(client: Any, info: KindInfo, *, name: str, namespace: str) -> dict[str, Any]:
+async def read(client: Any, info: Resource, *, name: str, namespace: str) -> dict[str, Any]:
     subject = f"{info.kind}/{namespace}/{name}" if info.namespaced else f"{info.kind}/{name}"
-    response = await http_client(client).get(object_path(info, name=name, namespace=namespace))
+    response = await send(client, build(info, "get", namespace=namespace, name=name))
     if response.status_code == 404:
         where = f" in namespace {namespace}" if info.namespaced else ""
         raise ReadError(f"{subject}: not found{where}; check the name and -n/--namespace")
     if response.status_code >= 400:
-        try:
-            message = response.json().get("message") or response.text
-        except ValueError:
-            message = response.text
+        message = str(status_of(response).get("message") or response.text)
         raise ReadError(f"{subject}: cannot read it: HTTP {response.status_code} {message.strip()}")
     obj = response.json()
     obj.setdefault("apiVersion", info.api_version)
@@ -38,4 +35,4 @@ async def read_target(client: Any, kind: str, name: str, *, namespace: str) -> d
 
 
 async def read_graph(client: Any, name: str, *, namespace: str) -> dict[str, Any]:
-    return await read(client, GRAPH, name=name, namespace=namespace)
+    return await read(client, kinds.DGD, name=name, namespace=namespace)

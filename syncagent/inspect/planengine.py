@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.kube.objects import Body
+from syncagent.rest.request import MERGE_PATCH
 from syncagent.ssa import (
     ABSENT,
     ApplyOptions,
@@ -28,7 +29,6 @@ from syncagent.ssa import (
     ref_of,
 )
 from syncagent.ssa.options import Live
-from syncagent.ssa.verbs import MERGE_PATCH
 
 _META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
 

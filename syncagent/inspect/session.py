@@ -18,7 +18,8 @@ from lightkube import AsyncClient, ConfigError, KubeConfig
 
 from syncagent.api import LoadError
 from syncagent.programs.capabilities import CapabilityRequiredError
-from syncagent.runtime.client import ClientConfigError, http_client, make_client
+from syncagent.rest.transport import http_client
+from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.discovery import DiscoveryError
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import SsaError

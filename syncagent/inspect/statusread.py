@@ -18,19 +18,16 @@ from lightkube import AsyncClient
 
 from syncagent.inspect.session import InspectError
 from syncagent.kube import kinds as k
-from syncagent.kube.kinds import Kind
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import send, status_of
 from syncagent.runtime.cache import Change
-from syncagent.runtime.client import http_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 
 Obj = dict[str, Any]
 
-POD = Kind("v1", "Pod", "pods")
-EVENT = Kind("v1", "Event", "events")
-REPLICA_SET = Kind("apps/v1", "ReplicaSet", "replicasets")
-STATEFUL_SET = Kind("apps/v1", "StatefulSet", "statefulsets")
-KINDS: tuple[Kind, ...] = (
+KINDS: tuple[Resource, ...] = (
     k.DGD,
     k.DCD,
     k.DISAGGREGATED_SET,
@@ -39,32 +36,24 @@ KINDS: tuple[Kind, ...] = (
     k.POD_CLIQUE,
     k.LEADER_WORKER_SET,
     k.DEPLOYMENT,
-    REPLICA_SET,
-    STATEFUL_SET,
+    k.REPLICA_SET,
+    k.STATEFUL_SET,
     k.SERVICE,
-    POD,
-    EVENT,
+    k.POD,
+    k.EVENT,
 )
 
 
-def list_path(kind: Kind, namespace: str) -> str:
-    base = f"/apis/{kind.api_version}" if kind.group else f"/api/{kind.version}"
-    return f"{base}/namespaces/{namespace}/{kind.plural}"
-
-
 async def list_kind(
-    client: AsyncClient, kind: Kind, namespace: str, *, limit: int = 0
+    client: AsyncClient, kind: Resource, namespace: str, *, limit: int = 0
 ) -> list[Obj] | None:
     """The objects of ``kind`` in ``namespace``; ``None`` when the server does not serve it."""
     params = {"limit": str(limit)} if limit else {}
-    response = await http_client(client).get(list_path(kind, namespace), params=params)
+    response = await send(client, build(kind, "list", namespace=namespace, params=params))
     if response.status_code == 404:
         return None
     if response.status_code >= 400:
-        try:
-            message = str(response.json().get("message") or response.text)
-        except ValueError:
-            message = response.text
+        message = str(status_of(response).get("message") or response.text)
         hint = (
             f"; the user (or --as identity) needs get, list and watch on {kind.plural}"
             if response.status_code in (401, 403)
@@ -89,7 +78,7 @@ async def read_once(client: AsyncClient, namespace: str) -> list[Obj]:
     return out
 
 
-async def served_kinds(client: AsyncClient, namespace: str) -> list[Kind]:
+async def served_kinds(client: AsyncClient, namespace: str) -> list[Resource]:
     """The kinds served and listable here (a one-item list each: permissions checked first)."""
     return [kind for kind in KINDS if await list_kind(client, kind, namespace, limit=1) is not None]
 
@@ -97,12 +86,12 @@ async def served_kinds(client: AsyncClient, namespace: str) -> list[Kind]:
 class Watched:
     """One informer per served kind; ``on_change`` runs on every change any of them sees."""
 
-    def __init__(self, client: AsyncClient, kinds: list[Kind], namespace: str) -> None:
+    def __init__(self, client: AsyncClient, kinds: list[Resource], namespace: str) -> None:
         metrics = Metrics()  # a private registry: a CLI run exports nothing
         self.informers = [
             Informer(
                 client,
-                WatchTarget(kind.group, kind.version, kind.plural, namespace=namespace),
+                WatchTarget(kind, namespace=namespace),
                 metrics=metrics,
             )
             for kind in kinds

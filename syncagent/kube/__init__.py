@@ -7,7 +7,6 @@ the wire dict, it answers the questions every reconcile asks (name, owner, contr
 deletion) the same way everywhere.
 """
 
-from syncagent.kube.kinds import Kind
 from syncagent.kube.objects import (
     Body,
     Meta,
@@ -21,7 +20,6 @@ from syncagent.kube.objects import (
 
 __all__ = [
     "Body",
-    "Kind",
     "Meta",
     "ObjectRef",
     "OwnerRef",

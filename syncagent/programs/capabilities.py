@@ -15,13 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from syncagent.kube import kinds
-from syncagent.kube.kinds import Kind
-from syncagent.runtime.gvr import GroupVersionResource
-
-
-def resource(kind: Kind) -> GroupVersionResource:
-    """The served resource of ``kind``, as discovery names it."""
-    return GroupVersionResource(kind.group, kind.version, kind.plural)
+from syncagent.rest.resource import Resource
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +29,9 @@ class Capability:
     """
 
     name: str
-    requires: tuple[Kind, ...]
+    requires: tuple[Resource, ...]
     needs: tuple[Capability, ...] = ()
     api: bool = False
-
-    @property
-    def resources(self) -> tuple[GroupVersionResource, ...]:
-        return tuple(resource(k) for k in self.requires)
 
 
 # Multinode components: the DCD reconciler renders their LeaderWorkerSets whatever the pathway.
@@ -60,8 +50,8 @@ class Setting(enum.Enum):
 class CapabilityRequiredError(Exception):
     """A capability set to ``true`` whose API is not served; the agent refuses to start."""
 
-    def __init__(self, name: str, missing: GroupVersionResource) -> None:
-        super().__init__(f'capability "{name}" is required but {missing} is not served')
+    def __init__(self, name: str, missing: Resource) -> None:
+        super().__init__(f'capability "{name}" is required but {missing.gvr} is not served')
         self.name = name
         self.missing = missing
 
@@ -73,13 +63,13 @@ class Capabilities:
 
     enabled: Mapping[str, bool]
     apis: Mapping[str, bool] = field(default_factory=dict)
-    served: frozenset[GroupVersionResource] = frozenset()
+    served: frozenset[Resource] = frozenset()
 
     def has(self, capability: Capability) -> bool:
         return self.enabled.get(capability.name, False)
 
-    def serves(self, gvr: GroupVersionResource) -> bool:
-        return gvr in self.served
+    def serves(self, resource: Resource) -> bool:
+        return resource in self.served
 
     def as_dict(self) -> dict[str, bool]:
         return {**self.enabled, **{f"{name}API": on for name, on in self.apis.items()}}
@@ -117,7 +107,7 @@ def capability_overrides(
 
 
 def _resolve_one(
-    served: frozenset[GroupVersionResource],
+    served: frozenset[Resource],
     capability: Capability,
     setting: Setting,
     *,
@@ -125,7 +115,7 @@ def _resolve_one(
 ) -> bool:
     if setting is Setting.FALSE:
         return False
-    missing = [gvr for gvr in capability.resources if gvr not in served]
+    missing = [gvr for gvr in capability.requires if gvr not in served]
     if setting is Setting.AUTO:
         return not missing
     if missing and strict:
@@ -147,7 +137,7 @@ def _with_needs(
 
 
 def resolve(
-    served: Iterable[GroupVersionResource],
+    served: Iterable[Resource],
     settings: Mapping[str, Setting],
     *,
     declared: Sequence[Capability],
@@ -165,7 +155,7 @@ def resolve(
         return _resolve_one(served_set, capability, setting, strict=strict)
 
     apis = {c.name: c.resources[0] in served_set for c in declared if c.api}
-    apis[CHECKPOINT_API] = resource(kinds.CHECKPOINT) in served_set
+    apis[CHECKPOINT_API] = kinds.CHECKPOINT in served_set
     return Capabilities(_with_needs(declared, on), apis, served_set)
 
 
@@ -182,6 +172,6 @@ def offline(settings: Mapping[str, Setting], *, declared: Sequence[Capability]) 
 
 def resolver(
     settings: Mapping[str, Setting], *, declared: Sequence[Capability]
-) -> Callable[[frozenset[GroupVersionResource], bool], Capabilities]:
+) -> Callable[[frozenset[Resource], bool], Capabilities]:
     """What the runtime's discovery calls with the served resources (and ``strict``)."""
     return lambda served, strict: resolve(served, settings, declared=declared, strict=strict)

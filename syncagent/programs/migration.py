@@ -12,12 +12,12 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from syncagent.kube import being_deleted, controlled_by, kinds
-from syncagent.kube.kinds import Kind
 from syncagent.kube.objects import Body
 from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.removal import delete_component
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
+from syncagent.rest.resource import Resource
 
 if TYPE_CHECKING:
     from syncagent.programs.context import GraphContext
@@ -43,7 +43,7 @@ def other_pathways(ctx: GraphContext, pathway: str) -> list[Obj]:
     ]
 
 
-def stale_own(ctx: GraphContext, kind: Kind, *, keep: Collection[str]) -> list[Obj]:
+def stale_own(ctx: GraphContext, kind: Resource, *, keep: Collection[str]) -> list[Obj]:
     """Objects of one of the program's own kinds this graph controls, except ``keep`` (names)."""
     return [o for o in owned(ctx.store, kind.kind, ctx.namespace, ctx.uid) if _name(o) not in keep]
 

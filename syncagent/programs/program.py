@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
-from syncagent.kube.kinds import Kind
 from syncagent.programs.capabilities import Capabilities, Capability
+from syncagent.rest.resource import Resource
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
@@ -36,7 +36,7 @@ class Watched:
     ``transform``: what its cache keeps of each object (None: the whole object).
     """
 
-    kind: Kind
+    kind: Resource
     write: bool = False
     label_selector: str | None = None
     field_selector: str | None = None
@@ -84,7 +84,7 @@ class Program(Protocol):
     capability: ClassVar[Capability | None]
     # Kinds this program leaves controlled by the graph; the first is its own workload root.
     # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
-    owns: ClassVar[tuple[Kind, ...]]
+    owns: ClassVar[tuple[Resource, ...]]
     watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
     # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
     # conflicts, managers and the chart's subresource rights read them from the registry.

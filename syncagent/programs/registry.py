@@ -16,12 +16,12 @@ import fieldmanagers
 from fieldmanagers import ownership
 from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
-from syncagent.kube.kinds import Kind
 from syncagent.programs import capabilities
 from syncagent.programs.capabilities import Capability
 from syncagent.programs.program import Claim, Program, Route, Watched
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
+from syncagent.rest.resource import Resource
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
 # Services, discovery identity, wait-for-leader ConfigMaps, namespace facts, checkpoints).
@@ -144,12 +144,12 @@ class Registry:
         """Every annotation some program records in ``status.routing``, once each."""
         return tuple(dict.fromkeys(k for p in self.programs for k in p.records))
 
-    def owned_kinds(self) -> tuple[Kind, ...]:
+    def owned_kinds(self) -> tuple[Resource, ...]:
         """Every workload kind some program leaves controlled by the graph, once each."""
         return _unique(k for p in self.programs for k in p.owns)
 
     def recorded_from_children(
-        self, annotations: Mapping[str, str], owned: Iterable[Kind]
+        self, annotations: Mapping[str, str], owned: Iterable[Resource]
     ) -> RecordedRouting | None:
         """Stand-in for a missing ``status.routing``: the one program whose own workload root
         the graph controls and whose kinds cover everything it controls."""
@@ -176,7 +176,7 @@ class Registry:
             out |= {w.kind.plural for w in self.by_pathway(pathway).watches}
         return frozenset(out)
 
-    def store_kinds(self) -> tuple[Kind, ...]:
+    def store_kinds(self) -> tuple[Resource, ...]:
         """Every kind the programs read from their caches (``plan`` lists these)."""
         return _unique(w.kind for w in self.watched())
 
@@ -251,5 +251,5 @@ def _claim(program: Program, route: Route) -> Claim:
     return program.claim(route)
 
 
-def _unique(items: Iterable[Kind]) -> tuple[Kind, ...]:
+def _unique(items: Iterable[Resource]) -> tuple[Resource, ...]:
     return tuple(dict.fromkeys(items))

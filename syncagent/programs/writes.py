@@ -22,6 +22,7 @@ from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
 from syncagent.render import PLACEHOLDER_UID, Rendered
+from syncagent.rest.request import JSON_PATCH
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import (
     ABSENT,
@@ -39,7 +40,6 @@ from syncagent.ssa import (
     set_controller,
 )
 from syncagent.ssa.takeover import needs_takeover, take_over
-from syncagent.ssa.verbs import JSON_PATCH
 
 log = logging.getLogger(__name__)
 

@@ -1,24 +1,21 @@
-"""The Kubernetes client: one lightkube ``AsyncClient`` per process, plus raw JSON requests.
-
-lightkube 1.x has no API for discovery documents, watch bookmarks or dict bodies with exact
-timestamp formats; :func:`http_client` is the one place that reaches inside it for the
-underlying httpx2 client, which already carries the server URL, TLS and credentials.
-"""
+"""The Kubernetes client: one lightkube ``AsyncClient`` per process, its retries and its
+request metrics. Requests go out through ``syncagent.rest`` (built by ``rest.request``, sent by
+``rest.transport`` over this client's httpx2 client)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
-import orjson
 import yaml
 from lightkube import AsyncClient, KubeConfig, SingleConfig
-from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.core.exceptions import ConfigError
 
+from syncagent.rest.request import addressed
+from syncagent.rest.transport import http_client
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.retry import RetryPolicy, install
 
@@ -87,48 +84,24 @@ def make_client(
     return client
 
 
-def http_client(client: AsyncClient) -> httpx2.AsyncClient:
-    """The httpx2 client inside lightkube's ``AsyncClient`` (base URL, TLS, auth set)."""
-    return client._client._client
-
-
 def request_verb(method: str, path: str, params: Mapping[str, list[str]]) -> str:
     """The Kubernetes verb of a request, as the API server's audit log names it."""
     method = method.upper()
     if method == "GET":
         if params.get("watch", ["false"])[0] in ("true", "1"):
             return "watch"
-        # Collections have an even number of segments after the group/version prefix.
-        return "list" if _is_collection(path) else "get"
+        target = addressed(path)
+        return "list" if target.plural and not target.name else "get"
     if method == "PATCH":
         return "patch"
     return {"POST": "create", "PUT": "update", "DELETE": "delete"}.get(method, method.lower())
 
 
-def _split_resource(path: str) -> tuple[str, list[str]]:
-    parts = [p for p in path.split("/") if p]
-    if parts[:1] == ["api"]:
-        rest = parts[2:]
-    elif parts[:1] == ["apis"]:
-        rest = parts[3:]
-    else:
-        return "", []
-    if len(rest) >= 2 and rest[0] == "namespaces":
-        rest = rest[2:] if len(rest) > 2 else ["namespaces", rest[1]]
-    return (rest[0] if rest else ""), rest
-
-
-def _is_collection(path: str) -> bool:
-    _, rest = _split_resource(path)
-    return len(rest) == 1
-
-
 def request_resource(path: str) -> str:
-    """The resource (plural, with ``/subresource``) a request path addresses; "" for discovery."""
-    resource, rest = _split_resource(path)
-    if len(rest) == 3:
-        return f"{resource}/{rest[2]}"
-    return resource
+    """The resource (plural, with its subresource) a request path addresses; "" for discovery."""
+    target = addressed(path)
+    sub = target.subresource.split("/")[0]  # services/<name>/proxy/<path>: services/proxy
+    return f"{target.plural}/{sub}" if sub else target.plural
 
 
 def instrument(client: AsyncClient, *, metrics: Metrics) -> None:
@@ -150,49 +123,3 @@ def instrument(client: AsyncClient, *, metrics: Metrics) -> None:
         "request": http.event_hooks.get("request", []),
         "response": [*http.event_hooks.get("response", []), on_response],
     }
-
-
-async def request_json(
-    client: AsyncClient,
-    method: str,
-    path: str,
-    *,
-    params: Mapping[str, str] | None = None,
-    body: Any = None,
-    content_type: str = "application/json",
-    request_timeout: float | None = None,
-) -> Any:
-    """One JSON request relative to the server URL; raises lightkube ``ApiError`` on 4xx/5xx."""
-    http = http_client(client)
-    headers = {"Accept": "application/json"}
-    content = None
-    if body is not None:
-        content = orjson.dumps(body)
-        headers["Content-Type"] = content_type
-    response = await http.request(
-        method,
-        path.lstrip("/"),
-        params=dict(params or {}),
-        content=content,
-        headers=headers,
-        timeout=httpx2.USE_CLIENT_DEFAULT if request_timeout is None else request_timeout,
-    )
-    raise_for_status(response)
-    return orjson.loads(response.content) if response.content else None
-
-
-def raise_for_status(response: httpx2.Response) -> None:
-    if response.is_success:
-        return
-    if response.headers.get("Content-Type", "").startswith("application/json"):
-        raise ApiError(request=response.request, response=response)
-    response.raise_for_status()
-
-
-def status_code(err: BaseException) -> int | None:
-    """The HTTP status of an API error, or ``None`` for transport errors."""
-    if isinstance(err, ApiError):
-        return err.status.code
-    if isinstance(err, httpx2.HTTPStatusError):
-        return err.response.status_code
-    return None

@@ -17,8 +17,9 @@ import anyio
 import anyio.abc
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import request_json, status_code
-from syncagent.runtime.gvr import GroupVersionResource
+from syncagent.rest.request import discovery
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call_or_none
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
@@ -28,14 +29,14 @@ _MIN_GAP = 1.0  # seconds between refreshes that requests asked for
 class Snapshot(Protocol):
     """What discovery keeps: which resources are served, and named flags for the metrics."""
 
-    def serves(self, gvr: GroupVersionResource) -> bool: ...
+    def serves(self, resource: Resource) -> bool: ...
 
     def as_dict(self) -> Mapping[str, bool]: ...
 
 
 S = TypeVar("S", bound=Snapshot)
 # (served resources, strict) -> snapshot; ``strict`` is True at start (it may refuse to start).
-Resolve = Callable[[frozenset[GroupVersionResource], bool], S]
+Resolve = Callable[[frozenset[Resource], bool], S]
 Listener = Callable[[S | None, S], None]
 
 
@@ -43,16 +44,16 @@ Listener = Callable[[S | None, S], None]
 class Served:
     """The plainest snapshot: what is served, no named flags."""
 
-    served: frozenset[GroupVersionResource] = frozenset()
+    served: frozenset[Resource] = frozenset()
 
-    def serves(self, gvr: GroupVersionResource) -> bool:
-        return gvr in self.served
+    def serves(self, resource: Resource) -> bool:
+        return resource in self.served
 
     def as_dict(self) -> Mapping[str, bool]:
         return {}
 
 
-def served_only(served: frozenset[GroupVersionResource], _strict: bool) -> Served:
+def served_only(served: frozenset[Resource], _strict: bool) -> Served:
     return Served(served)
 
 
@@ -60,31 +61,27 @@ class DiscoveryError(Exception):
     """Discovery could not tell what is served (transport error, 5xx, timeout)."""
 
 
-def _path(group: str, version: str) -> str:
-    return f"/apis/{group}/{version}" if group else f"/api/{version}"
-
-
 async def served_resources(
     client: AsyncClient,
     group_versions: Iterable[tuple[str, str]],
     *,
     request_timeout: float = 10.0,
-) -> frozenset[GroupVersionResource]:
+) -> frozenset[Resource]:
     """The resources (no subresources) served under ``group_versions``; 404 = not served."""
-    served: set[GroupVersionResource] = set()
+    served: set[Resource] = set()
     for group, version in group_versions:
+        api_version = f"{group}/{version}" if group else version
         try:
-            doc = await request_json(
-                client, "GET", _path(group, version), request_timeout=request_timeout
+            doc = await call_or_none(
+                client, discovery(api_version), request_timeout=request_timeout
             )
         except Exception as err:
-            if status_code(err) == 404:
-                continue
             raise DiscoveryError(f"discovery of {group}/{version} failed: {err}") from err
-        for res in doc.get("resources") or ():
+        for res in (doc or {}).get("resources") or ():
             name = res.get("name", "")
             if name and "/" not in name:
-                served.add(GroupVersionResource(group, version, name))
+                namespaced = bool(res.get("namespaced"))
+                served.add(Resource(group, version, res.get("kind", ""), name, namespaced))
     return frozenset(served)
 
 

@@ -19,7 +19,9 @@ import anyio
 import anyio.abc
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import request_json, status_code
+from syncagent.rest.request import MERGE_PATCH, build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call, status_code
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
@@ -27,7 +29,7 @@ log = logging.getLogger(__name__)
 NORMAL = "Normal"
 WARNING = "Warning"
 MAX_MESSAGE = 1024  # the API server's limit for event notes
-MERGE_PATCH = "application/merge-patch+json"
+EVENT = Resource.of("v1", "Event", "events")
 
 
 @dataclass(frozen=True)
@@ -232,19 +234,17 @@ class EventRecorder:
             event, name=name, component=self.component, instance=self.instance, now=now
         )
         namespace = body["metadata"]["namespace"]
-        await request_json(self._client, "POST", f"api/v1/namespaces/{namespace}/events", body=body)
+        await call(self._client, build(EVENT, "create", namespace=namespace, body=body))
         self._remember(event, name, 1)
         return name, "created"
 
     async def _aggregate(self, event: Event, name: str, count: int, now: float) -> None:
         namespace = event.ref.namespace or "default"
-        await request_json(
-            self._client,
-            "PATCH",
-            f"api/v1/namespaces/{namespace}/events/{name}",
-            body={"count": count, "lastTimestamp": timestamp(now)},
-            content_type=MERGE_PATCH,
+        patch = {"count": count, "lastTimestamp": timestamp(now)}
+        request = build(
+            EVENT, "patch", namespace=namespace, name=name, body=patch, content_type=MERGE_PATCH
         )
+        await call(self._client, request)
 
     def _remember(self, event: Event, name: str, count: int) -> None:
         self._seen[event] = (name, count)

@@ -30,10 +30,14 @@ from typing import Any
 import anyio
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import request_json, status_code
+from syncagent.rest.request import Request, build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call, status_code
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
+
+LEASE = Resource.of("coordination.k8s.io/v1", "Lease", "leases")
 
 Obj = dict[str, Any]
 
@@ -69,9 +73,10 @@ class LeaseConfig:
                 f"retry period ({self.retry_period}s) > 0"
             )
 
-    @property
-    def path(self) -> str:
-        return f"apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
+    def request(self, verb: str, body: Any = None) -> Request:
+        """This Lease's ``get``, ``create`` or ``update`` request."""
+        name = "" if verb == "create" else self.name
+        return build(LEASE, verb, namespace=self.namespace, name=name, body=body)
 
     def __str__(self) -> str:
         return f"Lease/{self.namespace}/{self.name}"
@@ -213,7 +218,7 @@ class LeaderElector:
     async def _try_acquire_or_renew(self) -> Try:
         cfg = self.config
         try:
-            lease = await request_json(self._client, "GET", f"{cfg.path}/{cfg.name}")
+            lease = await call(self._client, cfg.request("get"))
         except Exception as err:
             if status_code(err) != 404:
                 raise
@@ -235,7 +240,7 @@ class LeaderElector:
         }
         sent = anyio.current_time()
         try:
-            updated = await request_json(self._client, "PUT", f"{cfg.path}/{cfg.name}", body=body)
+            updated = await call(self._client, cfg.request("update", body))
         except Exception as err:
             if status_code(err) == 409:
                 return Try.FAILED  # someone else updated it first: the next read tells who
@@ -254,7 +259,7 @@ class LeaderElector:
         }
         sent = anyio.current_time()
         try:
-            created = await request_json(self._client, "POST", cfg.path, body=body)
+            created = await call(self._client, cfg.request("create", body))
         except Exception as err:
             if status_code(err) == 409:
                 return Try.FAILED  # another candidate created it first
@@ -297,7 +302,7 @@ class LeaderElector:
         """Give the Lease up if this process holds it (no holder, 1 s duration)."""
         cfg = self.config
         try:
-            lease = await request_json(self._client, "GET", f"{cfg.path}/{cfg.name}")
+            lease = await call(self._client, cfg.request("get"))
             spec = lease.get("spec") or {}
             if spec.get("holderIdentity") != cfg.identity:
                 return
@@ -308,7 +313,7 @@ class LeaderElector:
                 "renewTime": now,
                 "leaseTransitions": int(spec.get("leaseTransitions") or 0),
             }
-            await request_json(self._client, "PUT", f"{cfg.path}/{cfg.name}", body=lease)
+            await call(self._client, cfg.request("update", lease))
             log.info("lease released", extra={"lease": str(cfg)})
         except Exception as err:
             log.warning("lease release failed", extra={"lease": str(cfg), "error": str(err)})

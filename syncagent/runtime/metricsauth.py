@@ -21,7 +21,9 @@ from typing import Any
 
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import request_json
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call
 from syncagent.runtime.http import Response
 
 log = logging.getLogger(__name__)
@@ -30,12 +32,19 @@ ALLOWED_TTL = 60.0
 DENIED_TTL = 10.0
 MAX_REMEMBERED = 256
 
-Post = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+Post = Callable[[Resource, dict[str, Any]], Awaitable[dict[str, Any]]]
+TOKEN_REVIEW = Resource.of(
+    "authentication.k8s.io/v1", "TokenReview", "tokenreviews", namespaced=False
+)
+SUBJECT_ACCESS_REVIEW = Resource.of(
+    "authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False
+)
 
 
 def api_post(client: AsyncClient) -> Post:
-    async def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        return await request_json(client, "POST", path, body=body)
+    async def post(resource: Resource, body: dict[str, Any]) -> dict[str, Any]:
+        created: dict[str, Any] = await call(client, build(resource, "create", body=body))
+        return created
 
     return post
 
@@ -75,7 +84,7 @@ class ReviewAuthorizer:
 
     async def _review(self, token: str, path: str) -> Response | None:
         review = await self._post(
-            "apis/authentication.k8s.io/v1/tokenreviews",
+            TOKEN_REVIEW,
             {
                 "apiVersion": "authentication.k8s.io/v1",
                 "kind": "TokenReview",
@@ -87,7 +96,7 @@ class ReviewAuthorizer:
             return Response(401, "Unauthorized: the API server does not accept this token\n")
         user = status.get("user") or {}
         access = await self._post(
-            "apis/authorization.k8s.io/v1/subjectaccessreviews",
+            SUBJECT_ACCESS_REVIEW,
             {
                 "apiVersion": "authorization.k8s.io/v1",
                 "kind": "SubjectAccessReview",

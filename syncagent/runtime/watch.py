@@ -28,10 +28,11 @@ from lightkube.core import resource as r
 from lightkube.core.exceptions import ApiError
 from lightkube.core.resource import api_info
 
+from syncagent.rest.request import Request, build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call, http_client, raise_for_status, status_code, stream
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import Cache, Obj, identity
-from syncagent.runtime.client import http_client, raise_for_status, request_json, status_code
-from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
@@ -45,10 +46,7 @@ LIST_PAGE_SIZE = 500
 class WatchTarget:
     """What to watch: a resource, optionally one namespace, optionally label/field selected."""
 
-    group: str
-    version: str
-    resource: str
-    namespaced: bool = True
+    resource: Resource
     namespace: str | None = None
     label_selector: str | None = None
     field_selector: str | None = None
@@ -64,31 +62,25 @@ class WatchTarget:
     ) -> WatchTarget:
         """The target for a lightkube resource class (typed or generic)."""
         info = api_info(res)
-        return cls(
-            group=info.resource.group,
-            version=info.resource.version,
-            resource=info.plural,
+        resource = Resource(
+            info.resource.group,
+            info.resource.version,
+            info.resource.kind,
+            info.plural,
             namespaced=issubclass(res, r.NamespacedResource | r.NamespacedSubResource),
-            namespace=namespace,
-            label_selector=selector(labels),
-            field_selector=selector(fields),
         )
+        return cls(resource, namespace, selector(labels), selector(fields))
 
-    @property
-    def gvr(self) -> GroupVersionResource:
-        return GroupVersionResource(self.group, self.version, self.resource)
-
-    @property
-    def path(self) -> str:
-        base = f"apis/{self.group}/{self.version}" if self.group else f"api/{self.version}"
-        if self.namespaced and self.namespace:
-            base += f"/namespaces/{self.namespace}"
-        return f"{base}/{self.resource}"
+    def request(self, verb: str, params: Mapping[str, str]) -> Request:
+        """The list or watch request of this target (``params``: paging, resourceVersion)."""
+        selectors = {"labelSelector": self.label_selector, "fieldSelector": self.field_selector}
+        query = {k: v for k, v in selectors.items() if v} | dict(params)
+        return build(self.resource, verb, namespace=self.namespace or "", params=query)
 
     def __str__(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
         sel = f" ({self.label_selector})" if self.label_selector else ""
-        return f"{self.gvr}{where}{sel}"
+        return f"{self.resource.gvr}{where}{sel}"
 
 
 def selector(value: str | Mapping[str, str] | None) -> str | None:
@@ -168,7 +160,9 @@ class Informer(Generic[T]):
         self._on_not_found = on_not_found
         self.failures = 0  # consecutive failed list/watch attempts
         self._label = (
-            f"{target.namespace}/{target.resource}" if target.namespace else target.resource
+            f"{target.namespace}/{target.resource.plural}"
+            if target.namespace
+            else target.resource.plural
         )
 
     @property
@@ -212,22 +206,14 @@ class Informer(Generic[T]):
         )
         await anyio.sleep(delay)
 
-    def _params(self) -> dict[str, str]:
-        params: dict[str, str] = {}
-        if self.target.label_selector:
-            params["labelSelector"] = self.target.label_selector
-        if self.target.field_selector:
-            params["fieldSelector"] = self.target.field_selector
-        return params
-
     async def _list(self) -> None:
         # Each page goes into the cache as it arrives: a relist of thousands of objects never
         # holds them all decoded at once (the cache keeps them compact).
         relist = self.cache.relist()
-        params = {**self._params(), "limit": str(LIST_PAGE_SIZE)}
+        params = {"limit": str(LIST_PAGE_SIZE)}
         while True:
             try:
-                page = await request_json(self.client, "GET", self.target.path, params=params)
+                page = await call(self.client, self.target.request("list", params))
             except ApiError as err:
                 if err.status.code == 410 and "continue" in params:
                     # The continue token expired mid-list: start the list again.
@@ -261,8 +247,6 @@ class Informer(Generic[T]):
     async def _watch(self) -> None:
         server_timeout = self._timeout()
         params = {
-            **self._params(),
-            "watch": "true",
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(server_timeout),
             "resourceVersion": self._rv or "",
@@ -270,16 +254,17 @@ class Informer(Generic[T]):
         # The server ends the watch after timeoutSeconds; a read timeout beyond that catches
         # a connection that died silently.
         timeout = httpx2.Timeout(10.0, read=server_timeout + 30.0)
-        http = http_client(self.client)
         started = anyio.current_time()
         received = 0
         async with contextlib.AsyncExitStack() as stack:
             # The long read timeout is for the stream; its first response gets no more than
             # any other request, or a server that never answers would stall this watch (and
             # every change it should deliver) for the whole watch timeout.
-            with anyio.fail_after(first_response_timeout(http)):
+            with anyio.fail_after(first_response_timeout(http_client(self.client))):
                 resp = await stack.enter_async_context(
-                    http.stream("GET", self.target.path, params=params, timeout=timeout)
+                    stream(
+                        self.client, self.target.request("watch", params), request_timeout=timeout
+                    )
                 )
             if resp.status_code == 410:
                 raise Gone()

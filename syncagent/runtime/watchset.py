@@ -87,7 +87,7 @@ class WatchSet:
         return [e.cache for e in self._entries]
 
     def is_optional(self, target: WatchTarget) -> bool:
-        return (target.group, target.version) in self._optional
+        return (target.resource.group, target.resource.version) in self._optional
 
     def running(self) -> list[WatchTarget]:
         return [e.target for e in self._entries if e.scope is not None]
@@ -137,7 +137,7 @@ class WatchSet:
             return
         for entry in self._entries:
             served = not self.is_optional(entry.target) or (
-                capabilities is not None and capabilities.serves(entry.target.gvr)
+                capabilities is not None and capabilities.serves(entry.target.resource)
             )
             if served and entry.scope is None:
                 entry.scope = anyio.CancelScope()

@@ -13,6 +13,9 @@ from urllib.parse import parse_qs
 
 import httpx2
 
+from syncagent.rest.request import addressed
+from syncagent.rest.transport import http_client
+
 # Verbs that change state; everything else is a read.
 WRITE_VERBS = frozenset({"create", "update", "patch", "apply", "delete", "deletecollection"})
 
@@ -37,12 +40,11 @@ class RequestCounter:
         self.record(request)
 
     def attach(self, client: Any) -> RequestCounter:
-        """Count every request of ``client`` (a lightkube Client/AsyncClient or httpx2 client)."""
-        http = http_client_of(client)
-        hook = self.hook if isinstance(http, httpx2.AsyncClient) else self.record
+        """Count every request of ``client`` (a lightkube AsyncClient or httpx2 AsyncClient)."""
+        http = http_client(client)
         hooks = http.event_hooks
-        if hook not in hooks["request"]:
-            hooks["request"].append(hook)
+        if self.hook not in hooks["request"]:
+            hooks["request"].append(self.hook)
             http.event_hooks = hooks
         return self
 
@@ -80,18 +82,6 @@ class RequestCounter:
         self.counts.clear()
 
 
-def http_client_of(client: Any) -> httpx2.Client | httpx2.AsyncClient:
-    """The httpx2 client under a lightkube client (lightkube 1.x keeps it two levels down)."""
-    if isinstance(client, httpx2.Client | httpx2.AsyncClient):
-        return client
-    # lightkube.Client/AsyncClient -> GenericClient._client -> httpx2 client. lightkube 1.0 has no
-    # public accessor; this is the only place that reaches inside it.
-    http = getattr(getattr(client, "_client", None), "_client", None)
-    if not isinstance(http, httpx2.Client | httpx2.AsyncClient):
-        raise TypeError(f"cannot find the httpx2 client of {type(client).__name__}")
-    return http
-
-
 def classify(request: httpx2.Request) -> RequestKey:
     params = parse_qs(request.url.query.decode())
     dry_run = "All" in params.get("dryRun", [])
@@ -100,9 +90,10 @@ def classify(request: httpx2.Request) -> RequestKey:
 
 def _verb(request: httpx2.Request, params: dict[str, list[str]]) -> str:
     method = request.method.upper()
-    item = _addresses_item(request.url.path)
-    if item is None:
+    target = addressed(request.url.path)
+    if not target.plural:
         return "discovery" if method == "GET" else method.lower()
+    item = bool(target.name)
     if method == "GET":
         if params.get("watch", [""])[0] in ("true", "1"):
             return "watch"
@@ -115,19 +106,3 @@ def _verb(request: httpx2.Request, params: dict[str, list[str]]) -> str:
         "PUT": "update",
         "DELETE": "delete" if item else "deletecollection",
     }.get(method, method.lower())
-
-
-def _addresses_item(path: str) -> bool | None:
-    """True for an object (or its subresource), False for a collection, None for discovery."""
-    parts = [p for p in path.split("/") if p]
-    if parts[:1] == ["api"]:
-        rest = parts[2:]
-    elif parts[:1] == ["apis"]:
-        rest = parts[3:]
-    else:
-        return None
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        rest = rest[2:]
-    if not rest:
-        return None
-    return len(rest) >= 2

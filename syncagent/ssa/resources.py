@@ -8,7 +8,6 @@ when a kind is missing (a CRD installed since) or was found not served (a CRD re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from lightkube.core import resource as lk_resource
@@ -16,33 +15,14 @@ from lightkube.core.exceptions import LoadResourceError
 from lightkube.core.resource_registry import resource_registry
 
 from syncagent.kube.objects import ObjectRef
+from syncagent.rest.request import Request, discovery
+from syncagent.rest.resource import Resource
 from syncagent.ssa.errors import DesiredObjectError, NotServedError
 
-Fetch = Callable[[str], Awaitable[Mapping[str, Any] | None]]
+Fetch = Callable[[Request], Awaitable[Mapping[str, Any] | None]]
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceInfo:
-    group: str
-    version: str
-    kind: str
-    plural: str
-    namespaced: bool
-
-    def path(self, *, namespace: str, name: str = "", subresource: str = "") -> str:
-        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
-        parts = [base]
-        if self.namespaced:
-            parts.append(f"namespaces/{namespace}")
-        parts.append(self.plural)
-        if name:
-            parts.append(name)
-        if subresource:
-            parts.append(subresource)
-        return "/".join(parts)
-
-
-def builtin(api_version: str, kind: str) -> ResourceInfo | None:
+def builtin(api_version: str, kind: str) -> Resource | None:
     """A kind lightkube ships a model for, or None."""
     try:
         res = resource_registry.load(api_version, kind)
@@ -53,11 +33,11 @@ def builtin(api_version: str, kind: str) -> ResourceInfo | None:
     if res is None or not res.__module__.startswith("lightkube.resources."):
         return None
     api = lk_resource.api_info(res)
-    return ResourceInfo(
-        group=api.resource.group,
-        version=api.resource.version,
-        kind=api.resource.kind,
-        plural=api.plural,
+    return Resource(
+        api.resource.group,
+        api.resource.version,
+        api.resource.kind,
+        api.plural,
         namespaced=issubclass(res, lk_resource.NamespacedResource),
     )
 
@@ -65,9 +45,9 @@ def builtin(api_version: str, kind: str) -> ResourceInfo | None:
 class ResourceResolver:
     def __init__(self, fetch_discovery: Fetch) -> None:
         self._fetch = fetch_discovery
-        self._docs: dict[str, dict[str, ResourceInfo]] = {}
+        self._docs: dict[str, dict[str, Resource]] = {}
 
-    async def resolve(self, ref: ObjectRef) -> ResourceInfo:
+    async def resolve(self, ref: ObjectRef) -> Resource:
         info = builtin(ref.api_version, ref.kind)
         if info is None:
             info = await self._discovered(ref, refresh=False)
@@ -86,25 +66,24 @@ class ResourceResolver:
         """Look ``api_version`` up again next time (the server stopped serving a kind of it)."""
         self._docs.pop(api_version, None)
 
-    async def _discovered(self, ref: ObjectRef, *, refresh: bool) -> ResourceInfo | None:
+    async def _discovered(self, ref: ObjectRef, *, refresh: bool) -> Resource | None:
         if refresh or ref.api_version not in self._docs:
             self._docs[ref.api_version] = await self._load(ref)
         return self._docs[ref.api_version].get(ref.kind)
 
-    async def _load(self, ref: ObjectRef) -> dict[str, ResourceInfo]:
-        path = f"/apis/{ref.api_version}" if ref.group else f"/api/{ref.api_version}"
-        doc = await self._fetch(path) or {}
-        out: dict[str, ResourceInfo] = {}
+    async def _load(self, ref: ObjectRef) -> dict[str, Resource]:
+        doc = await self._fetch(discovery(ref.api_version)) or {}
+        out: dict[str, Resource] = {}
         for res in doc.get("resources") or []:
             if "/" in res.get("name", ""):
                 continue  # a subresource
-            out[res["kind"]] = ResourceInfo(
+            out[res["kind"]] = Resource(
                 ref.group, ref.version, res["kind"], res["name"], bool(res.get("namespaced"))
             )
         return out
 
 
-def _check_scope(ref: ObjectRef, info: ResourceInfo) -> None:
+def _check_scope(ref: ObjectRef, info: Resource) -> None:
     if info.namespaced and not ref.namespace:
         raise DesiredObjectError(ref.subject, f"{ref.kind} is namespaced; set metadata.namespace")
     if not info.namespaced and ref.namespace:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from syncagent.kube.objects import Body, ObjectRef
+from syncagent.rest.request import JSON_PATCH, MERGE_PATCH, path
 from syncagent.ssa.api import KubeApi, OnNotServed
 from syncagent.ssa.cache import ConvergenceCache
 from syncagent.ssa.counter import RequestCounter
@@ -16,9 +17,6 @@ from syncagent.ssa.desired import ref_of
 from syncagent.ssa.errors import DesiredObjectError, SsaError
 from syncagent.ssa.managedfields import managed_fields_patch
 from syncagent.ssa.options import ABSENT, Live
-
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
 
 
 class Verbs:
@@ -67,7 +65,7 @@ class Verbs:
         """The API path of ``obj`` (what an audit log or a plan names a write by)."""
         ref = ref_of(obj)
         info = await self.api.resolve(ref)
-        return info.path(namespace=ref.namespace, name=ref.name, subresource=subresource)
+        return path(info, namespace=ref.namespace, name=ref.name, subresource=subresource)
 
     async def live_view(self, obj: Mapping[str, Any], live: Live = None) -> dict[str, Any] | None:
         """The caller's view as a plain dict: None for ``ABSENT``, ``get`` when ``live`` is None."""

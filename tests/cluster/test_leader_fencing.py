@@ -15,7 +15,9 @@ import anyio
 import pytest
 from lightkube import AsyncClient, KubeConfig
 
-from syncagent.runtime.client import request_json
+from syncagent.kube.kinds import CONFIG_MAP
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
 from syncagent.runtime.metrics import Metrics
 from tests.support.httpfaults import Arrival, HttpFaultProxy
@@ -54,7 +56,8 @@ class Writer:
         )
         self.elector = LeaderElector(client, cfg, metrics=Metrics())
         self._client = client
-        self._path = f"api/v1/namespaces/{namespace}/configmaps/{lease}-writes"
+        self._namespace = namespace
+        self._name = f"{lease}-writes"
         self.error: BaseException | None = None
         self.stopped = anyio.Event()
 
@@ -73,18 +76,19 @@ class Writer:
             body = {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": {"name": self._path.rsplit("/", 1)[1]},
+                "metadata": {"name": self._name},
                 "data": {"writer": self.identity, "n": str(n)},
             }
-            params = {"fieldManager": self.identity, "force": "true"}
-            await request_json(
-                self._client,
-                "PATCH",
-                self._path,
-                params=params,
+            request = build(
+                CONFIG_MAP,
+                "apply",
+                namespace=self._namespace,
+                name=self._name,
                 body=body,
-                content_type="application/apply-patch+yaml",
+                field_manager=self.identity,
+                force=True,
             )
+            await call(self._client, request)
 
     def writes(self) -> list[Arrival]:
         """Every write this writer sent, by the time its proxy read it (Leases aside)."""

@@ -10,7 +10,9 @@ that owner's UID, and follows changes of owner.
 import anyio
 import pytest
 
-from syncagent.runtime.client import request_json
+from syncagent.kube.kinds import CONFIG_MAP
+from syncagent.rest.request import MERGE_PATCH, build
+from syncagent.rest.transport import call
 from syncagent.runtime.watch import Informer, WatchTarget
 from syncagent.ssa import managedfields
 from syncagent.ssa.certain import holds_entry
@@ -22,22 +24,19 @@ pytestmark = pytest.mark.anyio
 MANAGER = "cache-view-test"
 
 
-def path(namespace: str, name: str = "") -> str:
-    base = f"api/v1/namespaces/{namespace}/configmaps"
-    return f"{base}/{name}" if name else base
-
-
 async def apply(client, namespace: str, name: str, owners: list[dict], **data: str) -> dict:
     body = config_map(namespace, name, labels={"app": "view"}, **data)
     body["metadata"]["ownerReferences"] = owners
-    return await request_json(
-        client,
-        "PATCH",
-        path(namespace, name),
-        params={"fieldManager": MANAGER, "force": "true"},
+    request = build(
+        CONFIG_MAP,
+        "apply",
+        namespace=namespace,
+        name=name,
         body=body,
-        content_type="application/apply-patch+yaml",
+        field_manager=MANAGER,
+        force=True,
     )
+    return await call(client, request)
 
 
 def ref(owner: dict, *, controller: bool) -> dict:
@@ -52,9 +51,8 @@ def ref(owner: dict, *, controller: bool) -> dict:
 
 
 async def server_children(client, namespace: str, uid: str) -> list[str]:
-    listed = await request_json(
-        client, "GET", path(namespace), params={"labelSelector": "app=view"}
-    )
+    params = {"labelSelector": "app=view"}
+    listed = await call(client, build(CONFIG_MAP, "list", namespace=namespace, params=params))
     return sorted(
         o["metadata"]["name"]
         for o in listed["items"]
@@ -75,22 +73,26 @@ async def test_cached_view_equals_the_server_and_indexes_owners(async_client, na
     )
     await apply(async_client, namespace, "c", [], k="3")
     # A second manager (an Update) on "a": adoption and conflicts read every entry.
-    await request_json(
-        async_client,
-        "PATCH",
-        path(namespace, "a"),
-        params={"fieldManager": "someone-else"},
+    update = build(
+        CONFIG_MAP,
+        "patch",
+        namespace=namespace,
+        name="a",
         body={"data": {"other": "x"}},
-        content_type="application/merge-patch+json",
+        content_type=MERGE_PATCH,
+        field_manager="someone-else",
     )
-    target = WatchTarget("", "v1", "configmaps", namespace=namespace, label_selector="app=view")
+    await call(async_client, update)
+    target = WatchTarget(CONFIG_MAP, namespace=namespace, label_selector="app=view")
     informer = Informer(async_client, target)
     async with anyio.create_task_group() as tg:
         await tg.start(informer.run)
         with anyio.fail_after(30):
             await informer.cache.wait_synced()
         for name in ("a", "b", "c"):
-            live = await request_json(async_client, "GET", path(namespace, name))
+            live = await call(
+                async_client, build(CONFIG_MAP, "get", namespace=namespace, name=name)
+            )
             await eventually_async(
                 lambda live=live, name=name: informer.cache.get(namespace, name) == live,
                 deadline=30,

@@ -3,11 +3,10 @@ import pytest
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube import kinds
 from syncagent.programs import capabilities as caps
-from syncagent.programs.capabilities import LWS, Setting, resource
+from syncagent.programs.capabilities import LWS, Setting
 from syncagent.programs.disaggregatedset.program import CAPABILITY as DS
 from syncagent.programs.grove.program import CAPABILITY as GROVE
 from syncagent.runtime.discovery import Discovery, served_resources
-from syncagent.runtime.gvr import GroupVersionResource
 from syncagent.runtime.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
@@ -32,10 +31,10 @@ async def test_sees_grove_lws_and_ds_groups(async_client):
         kinds.LEADER_WORKER_SET,
         kinds.DISAGGREGATED_SET,
     ):
-        assert resource(kind) in served, kind
+        assert kind in served, kind.gvr
     # Subresources are not resources; an unknown group is simply absent (404), not an error.
-    assert not any("/" in gvr.resource for gvr in served)
-    assert not any(gvr.group == "nope.example.com" for gvr in served)
+    assert not any("/" in resource.plural for resource in served)
+    assert not any(resource.group == "nope.example.com" for resource in served)
 
 
 async def test_example_1_capabilities_from_a_server_serving_all_three(async_client):
@@ -98,5 +97,12 @@ async def test_required_capability_not_among_the_discovered_groups_refuses_to_st
 
 async def test_core_groups_work_too(async_client):
     served = await served_resources(async_client, [("", "v1"), ("apps", "v1")])
-    assert GroupVersionResource("", "v1", "configmaps") in served
-    assert GroupVersionResource("apps", "v1", "deployments") in served
+    assert kinds.CONFIG_MAP in served
+    assert kinds.DEPLOYMENT in served
+    # Each served resource carries what discovery says of it: its kind and its scope.
+    by_plural = {(r.group, r.plural): r for r in served}
+    assert (by_plural["", "configmaps"].kind, by_plural["", "configmaps"].namespaced) == (
+        "ConfigMap",
+        True,
+    )
+    assert (by_plural["", "nodes"].kind, by_plural["", "nodes"].namespaced) == ("Node", False)

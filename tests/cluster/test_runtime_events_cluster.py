@@ -1,7 +1,10 @@
 import anyio
 import pytest
 
-from syncagent.runtime.client import request_json
+from syncagent.kube.kinds import EVENT
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call
 from syncagent.runtime.events import NORMAL, WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from tests.cluster.support.runtime import config_map, create
@@ -11,12 +14,8 @@ pytestmark = pytest.mark.anyio
 
 
 async def events_about(client, namespace: str, name: str) -> list[dict]:
-    page = await request_json(
-        client,
-        "GET",
-        f"api/v1/namespaces/{namespace}/events",
-        params={"fieldSelector": f"involvedObject.name={name}"},
-    )
+    params = {"fieldSelector": f"involvedObject.name={name}"}
+    page = await call(client, build(EVENT, "list", namespace=namespace, params=params))
     return page["items"]
 
 
@@ -53,9 +52,8 @@ async def test_events_are_created_and_repeats_aggregated(async_client, namespace
     )
 
     # The same Event through the events.k8s.io/v1 API (what newer kubectl reads).
-    new_api = await request_json(
-        async_client, "GET", f"apis/events.k8s.io/v1/namespaces/{namespace}/events/{first}"
-    )
+    events_v1 = Resource.of("events.k8s.io/v1", "Event", "events")
+    new_api = await call(async_client, build(events_v1, "get", namespace=namespace, name=first))
     assert new_api["deprecatedCount"] == 3
     assert new_api["regarding"]["name"] == "subject"
     assert new_api["note"] == "bad"
@@ -66,7 +64,7 @@ async def test_an_expired_event_is_written_anew(async_client, namespace):
     ref = ObjectRef.of({**cm, "apiVersion": "v1", "kind": "ConfigMap"})
     recorder = EventRecorder(async_client, metrics=Metrics())
     first = await recorder.emit_now(ref, type=NORMAL, reason="R", message="m")
-    await request_json(async_client, "DELETE", f"api/v1/namespaces/{namespace}/events/{first}")
+    await call(async_client, build(EVENT, "delete", namespace=namespace, name=first))
     again = await recorder.emit_now(ref, type=NORMAL, reason="R", message="m")
     assert again
     assert again != first

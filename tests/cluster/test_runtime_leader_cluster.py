@@ -3,8 +3,15 @@ import time
 import anyio
 import pytest
 
-from syncagent.runtime.client import request_json
-from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig, micro_time
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
+from syncagent.runtime.leader import (
+    LEASE,
+    LeaderElector,
+    LeadershipLost,
+    LeaseConfig,
+    micro_time,
+)
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually_async
 
@@ -18,8 +25,7 @@ def config(namespace: str, identity: str, **extra) -> LeaseConfig:
 
 
 async def lease(client, namespace: str) -> dict:
-    path = f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
-    return await request_json(client, "GET", path)
+    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))
 
 
 class Candidate:
@@ -121,8 +127,8 @@ async def test_leader_steps_down_at_once_when_a_read_shows_another_holder(async_
         current = await lease(async_client, namespace)
         current["spec"]["holderIdentity"] = "intruder"
         current["spec"]["renewTime"] = micro_time(time.time())
-        path = f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
-        await request_json(async_client, "PUT", path, body=current)
+        update = build(LEASE, "update", namespace=namespace, name="agent", body=current)
+        await call(async_client, update)
         # a's next renewal reads the Lease, sees the intruder and cancels its work then, well
         # before its renew deadline (it would otherwise keep leading beside the intruder).
         started = anyio.current_time()

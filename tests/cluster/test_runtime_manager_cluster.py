@@ -6,10 +6,12 @@ import anyio
 import pytest
 
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.kube.kinds import CONFIG_MAP
 from syncagent.programs import capabilities as caps
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
 from syncagent.runtime.cache import enqueue, self_key
-from syncagent.runtime.client import request_json
-from syncagent.runtime.leader import LeaseConfig, micro_time
+from syncagent.runtime.leader import LEASE, LeaseConfig, micro_time
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
@@ -75,9 +77,7 @@ class Agent:
             resync_period=60,
             keys=lambda: cache.keys() if cache is not None else [],
         )
-        target = WatchTarget(
-            "", "v1", "configmaps", namespace=namespace, label_selector="app=agent"
-        )
+        target = WatchTarget(CONFIG_MAP, namespace=namespace, label_selector="app=agent")
         cache = self.manager.watches.add(target, handlers=[enqueue(queue.add, self_key)])
         self.done = anyio.Event()
 
@@ -130,9 +130,7 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
 
 
 async def lease(client, namespace: str) -> dict:
-    return await request_json(
-        client, "GET", f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
-    )
+    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))
 
 
 async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_hands_over(
@@ -190,8 +188,8 @@ async def test_a_leader_that_loses_the_lease_stops_and_campaigns_again(async_cli
         current = await lease(async_client, namespace)
         current["spec"]["holderIdentity"] = "intruder"
         current["spec"]["renewTime"] = micro_time(time.time())
-        path = f"apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/agent"
-        await request_json(async_client, "PUT", path, body=current)
+        update = build(LEASE, "update", namespace=namespace, name="agent", body=current)
+        await call(async_client, update)
         await eventually_async(lambda: not agent.leading, deadline=5, what="the agent to step down")
         assert not agent.done.is_set()  # the process keeps running
         # ... and leads again once the intruder's lease expires, with working queues.

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from lightkube import AsyncClient, KubeConfig
 
+from syncagent.kube.kinds import CONFIG_MAP
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
@@ -80,7 +81,7 @@ async def test_informer_recovers_after_the_api_server_was_unreachable(
         client = client_through(proxy, control_plane.kubeconfig, tmp_path)
         informer = Informer(
             client,
-            WatchTarget("", "v1", "configmaps", namespace=namespace),
+            WatchTarget(CONFIG_MAP, namespace=namespace),
             metrics=Metrics(),
             backoff=Backoff(base=0.1, cap=1.0),
         )

@@ -3,8 +3,12 @@ import httpx2
 import orjson
 import pytest
 
+from syncagent.kube.kinds import CONFIG_MAP, EVENT, LEADER_WORKER_SET
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call, stream
 from syncagent.runtime.cache import Cache, ChangeType, self_key
-from syncagent.runtime.client import http_client, instrument, request_json
+from syncagent.runtime.client import instrument
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 from tests.cluster.support.runtime import (
@@ -24,7 +28,7 @@ LABELS = {"app": "watched"}
 
 
 def target(namespace: str) -> WatchTarget:
-    return WatchTarget("", "v1", "configmaps", namespace=namespace, label_selector="app=watched")
+    return WatchTarget(CONFIG_MAP, namespace=namespace, label_selector="app=watched")
 
 
 def names(cache: Cache) -> set[str]:
@@ -97,7 +101,7 @@ async def test_resumes_from_the_last_resource_version_without_listing_again(
 
 
 def events_target(namespace: str) -> WatchTarget:
-    return WatchTarget("", "v1", "events", namespace=namespace, label_selector="app=watched")
+    return WatchTarget(EVENT, namespace=namespace, label_selector="app=watched")
 
 
 async def test_server_serves_old_resource_versions_from_its_watch_cache(async_client, namespace):
@@ -112,9 +116,9 @@ async def test_server_serves_old_resource_versions_from_its_watch_cache(async_cl
         "metadata": {"name": "x", "namespace": namespace, "labels": LABELS},
         "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
     }
-    path = f"api/v1/namespaces/{namespace}/podtemplates"
-    await request_json(async_client, "POST", path, body=template)
-    first = await first_event(async_client, path)
+    pod_template = Resource.of("v1", "PodTemplate", "podtemplates")
+    await call(async_client, build(pod_template, "create", namespace=namespace, body=template))
+    first = await first_event(async_client, pod_template, namespace)
     assert first["type"] == "ADDED"
 
 
@@ -126,23 +130,23 @@ async def test_server_answers_a_compacted_resource_version_with_410(
     (inside a 200 response)."""
     await create_event(async_client, event(namespace, "e1", labels=LABELS))
     await compact_etcd(control_plane)
-    first = await first_event(async_client, f"api/v1/namespaces/{namespace}/events")
+    first = await first_event(async_client, EVENT, namespace)
     assert first["type"] == "ERROR"
     assert first["object"]["code"] == 410
     assert first["object"]["reason"] in ("Expired", "Gone")
 
 
-async def first_event(client, path: str) -> dict:
-    http = http_client(client)
-    params = {"watch": "true", "resourceVersion": "1", "timeoutSeconds": "5"}
-    async with http.stream("GET", path, params=params, timeout=httpx2.Timeout(10.0)) as resp:
+async def first_event(client, resource: Resource, namespace: str) -> dict:
+    params = {"resourceVersion": "1", "timeoutSeconds": "5"}
+    request = build(resource, "watch", namespace=namespace, params=params)
+    async with stream(client, request, request_timeout=httpx2.Timeout(10.0)) as resp:
         if resp.status_code == 410:
             return {"type": "ERROR", "object": orjson.loads(await resp.aread())}
         assert resp.status_code == 200
         async for line in resp.aiter_lines():
             if line.strip():
                 return orjson.loads(line)
-    raise AssertionError(f"watch of {path} from resourceVersion 1 sent nothing")
+    raise AssertionError(f"watch of {resource.plural} from resourceVersion 1 sent nothing")
 
 
 async def test_relists_after_410_and_reports_what_vanished(async_client, namespace, control_plane):
@@ -190,20 +194,13 @@ async def test_watches_a_custom_resource(async_client, namespace):
             }
         },
     }
-    target_ = WatchTarget("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace)
+    target_ = WatchTarget(LEADER_WORKER_SET, namespace=namespace)
     informer = Informer(async_client, target_, metrics=Metrics())
     async with anyio.create_task_group() as tg:
         await tg.start(informer.run)
         with anyio.fail_after(10):
             await informer.cache.wait_synced()
-        from syncagent.runtime.client import request_json
-
-        await request_json(
-            async_client,
-            "POST",
-            f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets",
-            body=lws,
-        )
+        await call(async_client, build(LEADER_WORKER_SET, "create", namespace=namespace, body=lws))
         await eventually_async(
             lambda: informer.cache.get(namespace, "w") is not None, deadline=10, what="lws"
         )

@@ -4,8 +4,10 @@ import pytest
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube import kinds
 from syncagent.programs import capabilities as caps
+from syncagent.rest.request import build
+from syncagent.rest.transport import call
 from syncagent.runtime.cache import ChangeType
-from syncagent.runtime.client import make_client, request_json
+from syncagent.runtime.client import make_client
 from syncagent.runtime.discovery import Discovery
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
@@ -42,15 +44,15 @@ def served(*gvrs) -> caps.Capabilities:
 
 
 async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespace):
-    path = f"apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets"
-    await request_json(async_client, "POST", path, body=lws(namespace, "w"))
+    create_lws = build(
+        kinds.LEADER_WORKER_SET, "create", namespace=namespace, body=lws(namespace, "w")
+    )
+    await call(async_client, create_lws)
     await create(async_client, config_map(namespace, "c"))
     ws = WatchSet(async_client, optional=PROGRAMS.group_versions(), metrics=Metrics())
-    lws_target = WatchTarget(
-        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
-    )
+    lws_target = WatchTarget(kinds.LEADER_WORKER_SET, namespace=namespace)
     lws_cache = ws.add(lws_target)
-    cm_target = WatchTarget("", "v1", "configmaps", namespace=namespace)
+    cm_target = WatchTarget(kinds.CONFIG_MAP, namespace=namespace)
     cm_cache = ws.add(cm_target)
     changes = []
     lws_cache.add_handler(changes.append)
@@ -62,7 +64,7 @@ async def test_a_watch_exists_only_while_its_api_is_served(async_client, namespa
             await ws.wait_synced()
         assert cm_cache.get(namespace, "c") is not None
 
-        ws.update(served(caps.resource(kinds.LEADER_WORKER_SET)))
+        ws.update(served(kinds.LEADER_WORKER_SET))
         assert lws_target in ws.running()
         await eventually_async(
             lambda: lws_cache.get(namespace, "w") is not None, deadline=10, what="w"
@@ -96,9 +98,7 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
             metrics=metrics,
             on_not_found=discovery.request_refresh,
         )
-        target = WatchTarget(
-            "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespace=namespace
-        )
+        target = WatchTarget(kinds.LEADER_WORKER_SET, namespace=namespace)
         cache = ws.add(target)
         async with anyio.create_task_group() as tg:
             await tg.start(ws.run, discovery)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from syncagent.cli.pathways import PROGRAMS
-from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET, Kind
+from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET
 from syncagent.programs import migration
 from syncagent.programs.capabilities import offline
 from syncagent.programs.graph import graph_context
@@ -19,6 +19,7 @@ from syncagent.programs.program import Route
 from syncagent.programs.routing import Pathway
 from syncagent.programs.view import DictStore
 from syncagent.render import Environment
+from syncagent.rest.resource import Resource
 from tests.support.graphs import typed
 from tests.support.toypathway import MANAGER, OPT_IN, TOY
 from tests.support.toypathway.agent import PROGRAMS as TOY_REGISTRY
@@ -33,7 +34,7 @@ def graph(annotations: dict[str, str] | None = None) -> dict[str, Any]:
     return {"apiVersion": DGD.api_version, "kind": DGD.kind, "metadata": meta, "spec": {}}
 
 
-def child(kind: Kind, name: str, *, controller_uid: str = "u1") -> dict[str, Any]:
+def child(kind: Resource, name: str, *, controller_uid: str = "u1") -> dict[str, Any]:
     ref = {"apiVersion": DGD.api_version, "kind": DGD.kind, "name": "g", "uid": controller_uid}
     meta = {"name": name, "namespace": "ns", "ownerReferences": [{**ref, "controller": True}]}
     return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": meta}
@@ -94,9 +95,9 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
     assert ("toy.example.com", "v1") not in PROGRAMS.group_versions()
     assert TOY in REGISTRY.store_kinds()
     assert REGISTRY.rbac()["toy.example.com", "toysets"] >= {"get", "list", "watch", "patch"}
-    watched: list[Kind] = []
+    watched: list[Resource] = []
 
-    def watch(kind: Kind, **_selectors: Any) -> list[Any]:
+    def watch(kind: Resource, **_selectors: Any) -> list[Any]:
         watched.append(kind)
         return []
 

@@ -8,13 +8,13 @@ from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube import kinds
 from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
 from syncagent.programs import routing
-from syncagent.programs.capabilities import Setting, offline, resolve, resource
+from syncagent.programs.capabilities import Setting, offline, resolve
 from syncagent.programs.program import Route
 from syncagent.programs.routing import ENABLE_GROVE, Pathway, RecordedRouting
 
-LEADERWORKERSETS = resource(kinds.LEADER_WORKER_SET)
-DISAGGREGATEDSETS = resource(kinds.DISAGGREGATED_SET)
-ALL = {resource(kinds.POD_CLIQUE_SET), LEADERWORKERSETS, DISAGGREGATEDSETS}
+LEADERWORKERSETS = kinds.LEADER_WORKER_SET
+DISAGGREGATEDSETS = kinds.DISAGGREGATED_SET
+ALL = {kinds.POD_CLIQUE_SET, LEADERWORKERSETS, DISAGGREGATEDSETS}
 
 
 def detect(served):

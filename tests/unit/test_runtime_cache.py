@@ -1,5 +1,6 @@
 import pytest
 
+from syncagent.kube.kinds import DEPLOYMENT, SERVICE
 from syncagent.runtime.cache import (
     Cache,
     Change,
@@ -128,7 +129,7 @@ def test_enqueue_maps_old_and_new_owner():
 
 
 def informer():
-    return Informer(None, WatchTarget("apps", "v1", "deployments"), metrics=Metrics())
+    return Informer(None, WatchTarget(DEPLOYMENT), metrics=Metrics())
 
 
 def test_informer_handles_events_and_bookmarks():
@@ -158,13 +159,15 @@ def test_decode_event():
     assert ev.object["metadata"]["name"] == "a"
 
 
-def test_watch_target_paths():
-    assert WatchTarget("", "v1", "services", namespace="ns").path == "api/v1/namespaces/ns/services"
-    assert WatchTarget("apps", "v1", "deployments").path == "apis/apps/v1/deployments"
-    assert (
-        WatchTarget("coordination.k8s.io", "v1", "leases", namespaced=False, namespace="x").path
-        == "apis/coordination.k8s.io/v1/leases"
-    )
+def test_watch_target_requests_carry_its_namespace_and_selectors():
+    target = WatchTarget(SERVICE, namespace="ns", label_selector="a=1", field_selector="b=2")
+    listed = target.request("list", {"limit": "500"})
+    assert (listed.method, listed.path) == ("GET", "/api/v1/namespaces/ns/services")
+    assert listed.params == {"labelSelector": "a=1", "fieldSelector": "b=2", "limit": "500"}
+    watched = target.request("watch", {"resourceVersion": "7"})
+    assert watched.params["watch"] == "true"
+    assert watched.params["resourceVersion"] == "7"
+    assert WatchTarget(DEPLOYMENT).request("list", {}).path == "/apis/apps/v1/deployments"
 
 
 def test_watch_target_of_lightkube_resources():
@@ -172,9 +175,11 @@ def test_watch_target_of_lightkube_resources():
     from lightkube.resources.core_v1 import Namespace
 
     t = WatchTarget.of(Deployment, namespace="ns", labels={"b": "2", "a": "1"})
-    assert t.path == "apis/apps/v1/namespaces/ns/deployments"
+    assert t.resource == DEPLOYMENT
+    assert t.resource.kind == "Deployment"
+    assert t.request("list", {}).path == "/apis/apps/v1/namespaces/ns/deployments"
     assert t.label_selector == "a=1,b=2"
-    assert not WatchTarget.of(Namespace).namespaced
+    assert not WatchTarget.of(Namespace).resource.namespaced
 
 
 def test_beyond_status_drops_status_only_changes_and_keeps_the_rest():

@@ -10,7 +10,7 @@ from syncagent.cli import flags
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.kube import kinds
 from syncagent.programs import capabilities as caps
-from syncagent.programs.capabilities import CapabilityRequiredError, Setting, resource
+from syncagent.programs.capabilities import CapabilityRequiredError, Setting
 from syncagent.programs.disaggregatedset.program import CAPABILITY as DS
 from syncagent.programs.grove.program import CAPABILITY as GROVE
 from syncagent.programs.registry import Registry
@@ -19,10 +19,10 @@ from tests.support.toypathway import TOY
 from tests.support.toypathway.agent import PROGRAMS as WITH_TOY
 
 DECLARED = PROGRAMS.capabilities()
-PODCLIQUESETS = resource(kinds.POD_CLIQUE_SET)
-LEADERWORKERSETS = resource(kinds.LEADER_WORKER_SET)
-DISAGGREGATEDSETS = resource(kinds.DISAGGREGATED_SET)
-DYNAMOCHECKPOINTS = resource(kinds.CHECKPOINT)
+PODCLIQUESETS = kinds.POD_CLIQUE_SET
+LEADERWORKERSETS = kinds.LEADER_WORKER_SET
+DISAGGREGATEDSETS = kinds.DISAGGREGATED_SET
+DYNAMOCHECKPOINTS = kinds.CHECKPOINT
 ALL = {PODCLIQUESETS, LEADERWORKERSETS, DISAGGREGATEDSETS}
 
 
@@ -174,10 +174,10 @@ def test_a_new_pathways_capability_comes_from_its_package_alone():
     declared = WITH_TOY.capabilities()
     assert TOY_CAPABILITY in declared
     assert (TOY.group, TOY.version) in WITH_TOY.group_versions()
-    got = caps.resolve({resource(TOY)}, parse(programs=WITH_TOY), declared=declared)
+    got = caps.resolve({TOY}, parse(programs=WITH_TOY), declared=declared)
     assert got.has(TOY_CAPABILITY)
     assert got.as_dict()["toyAPI"]
-    off = caps.resolve({resource(TOY)}, parse("toy=false", programs=WITH_TOY), declared=declared)
+    off = caps.resolve({TOY}, parse("toy=false", programs=WITH_TOY), declared=declared)
     assert not off.has(TOY_CAPABILITY)
     with pytest.raises(CapabilityRequiredError, match=r"toy\.example\.com/v1 toysets"):
         caps.resolve(set(), parse("toy=true", programs=WITH_TOY), declared=declared)

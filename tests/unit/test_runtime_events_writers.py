@@ -9,7 +9,7 @@ import orjson
 import pytest
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import http_client
+from syncagent.rest.transport import http_client
 from syncagent.runtime.events import NORMAL, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually_async

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from syncagent.rest.resource import Resource
 from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import Metrics
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 SERVER = """
 import os, resource, sys
 import anyio
+from syncagent.rest.resource import Resource
 from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.logging import configure_logging
@@ -124,8 +126,8 @@ async def test_reviews_are_remembered_briefly_and_boundedly():
     calls: list[str] = []
     now = [0.0]
 
-    async def post(path: str, body: dict) -> dict:
-        calls.append(path.rsplit("/", 1)[1])
+    async def post(resource: Resource, body: dict) -> dict:
+        calls.append(resource.plural)
         if body["kind"] == "TokenReview":
             ok = body["spec"]["token"].startswith("good")
             return {"status": {"authenticated": ok, "user": {"username": "u"}}}

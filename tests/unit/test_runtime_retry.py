@@ -12,7 +12,7 @@ import pytest
 from lightkube import AsyncClient
 from lightkube.resources.core_v1 import ConfigMap
 
-from syncagent.runtime.client import http_client
+from syncagent.rest.transport import http_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
 from tests.unit.support.clientconfig import BASE, offline_config

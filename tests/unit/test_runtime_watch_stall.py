@@ -11,7 +11,8 @@ import orjson
 import pytest
 from lightkube import AsyncClient
 
-from syncagent.runtime.client import http_client
+from syncagent.kube.kinds import CONFIG_MAP
+from syncagent.rest.transport import http_client
 from syncagent.runtime.watch import Informer, WatchTarget
 from tests.support.polling import eventually_async
 from tests.unit.support.clientconfig import offline_config
@@ -52,9 +53,7 @@ async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout
     client = AsyncClient(config, namespace="ns", timeout=httpx2.Timeout(0.5))
     server = Server()
     http_client(client)._transport = httpx2.MockTransport(server.handle)
-    informer = Informer(
-        client, WatchTarget("", "v1", "configmaps", namespace="ns"), watch_timeout=60
-    )
+    informer = Informer(client, WatchTarget(CONFIG_MAP, namespace="ns"), watch_timeout=60)
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
             group.start_soon(informer.run)

@@ -22,7 +22,9 @@ from syncagent.inspect import history
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import InspectError, default_namespace, run_async
-from syncagent.runtime.client import http_client
+from syncagent.kube.kinds import SERVICE
+from syncagent.rest.request import build
+from syncagent.rest.transport import send
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,9 +76,17 @@ async def fetch(
     meta = obj.get("metadata") or {}
     params = {"group": group, "kind": str(obj.get("kind")), "name": str(meta.get("name"))}
     params["namespace"] = str(meta.get("namespace") or "")
-    path = f"api/v1/namespaces/{ns}/services/{name}:{port}/proxy/history"
+    # The API server's service proxy: /api/v1/namespaces/NS/services/NAME:PORT/proxy/history.
+    request = build(
+        SERVICE,
+        "get",
+        namespace=ns,
+        name=f"{name}:{port}",
+        subresource="proxy/history",
+        params=params,
+    )
     try:
-        response = await http_client(client).get(path, params=params)
+        response = await send(client, request)
     except httpx2.TransportError as err:
         raise InspectError(f"{subject}: {where}: the history request failed: {err}") from None
     if response.status_code == 200:

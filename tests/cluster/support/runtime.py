@@ -7,7 +7,9 @@ from typing import Any
 
 import httpx2
 
-from syncagent.runtime.client import request_json
+from syncagent.kube.kinds import CONFIG_MAP, EVENT
+from syncagent.rest.request import MERGE_PATCH, build
+from syncagent.rest.transport import call
 
 
 def config_map(
@@ -23,21 +25,23 @@ def config_map(
 
 async def create(client: Any, obj: dict[str, Any]) -> dict[str, Any]:
     ns = obj["metadata"]["namespace"]
-    return await request_json(client, "POST", f"api/v1/namespaces/{ns}/configmaps", body=obj)
+    return await call(client, build(CONFIG_MAP, "create", namespace=ns, body=obj))
 
 
 async def delete(client: Any, namespace: str, name: str) -> None:
-    await request_json(client, "DELETE", f"api/v1/namespaces/{namespace}/configmaps/{name}")
+    await call(client, build(CONFIG_MAP, "delete", namespace=namespace, name=name))
 
 
 async def patch_data(client: Any, namespace: str, name: str, **data: str) -> dict[str, Any]:
-    return await request_json(
-        client,
-        "PATCH",
-        f"api/v1/namespaces/{namespace}/configmaps/{name}",
+    request = build(
+        CONFIG_MAP,
+        "patch",
+        namespace=namespace,
+        name=name,
         body={"data": data},
-        content_type="application/merge-patch+json",
+        content_type=MERGE_PATCH,
     )
+    return await call(client, request)
 
 
 async def compact_etcd(control_plane: Any) -> int:
@@ -72,4 +76,4 @@ def event(namespace: str, name: str, *, labels: dict[str, str] | None = None) ->
 
 async def create_event(client: Any, obj: dict[str, Any]) -> dict[str, Any]:
     ns = obj["metadata"]["namespace"]
-    return await request_json(client, "POST", f"api/v1/namespaces/{ns}/events", body=obj)
+    return await call(client, build(EVENT, "create", namespace=ns, body=obj))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncagent.kube.kinds import Kind
+from syncagent.rest.resource import Resource
 
-TOY = Kind("toy.example.com/v1", "ToySet", "toysets")
+TOY = Resource.of("toy.example.com/v1", "ToySet", "toysets")
 OPT_IN = "toy.example.com/enabled"
 
 _SCHEMA: dict[str, Any] = {
