@@ -154,7 +154,7 @@ def resolve(
         setting = settings.get(capability.name, Setting.AUTO)
         return _resolve_one(served_set, capability, setting, strict=strict)
 
-    apis = {c.name: c.resources[0] in served_set for c in declared if c.api}
+    apis = {c.name: c.requires[0] in served_set for c in declared if c.api}
     apis[CHECKPOINT_API] = kinds.CHECKPOINT in served_set
     return Capabilities(_with_needs(declared, on), apis, served_set)
 

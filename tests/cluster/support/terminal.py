@@ -10,8 +10,19 @@ import os
 import pty
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Sequence
+
+# SIGINT's disposition is inherited across exec: a run started in the background by a
+# non-interactive shell ignores it, and so would the command, which then never sees the ^C a
+# test sends. The command is exec'd with the default disposition restored.
+_WITH_SIGINT = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+)
 
 
 class Terminal:
@@ -19,7 +30,12 @@ class Terminal:
         main, side = pty.openpty()
         env = {**env, "COLUMNS": str(columns), "LINES": "60", "TERM": "xterm-256color"}
         self.proc = subprocess.Popen(
-            list(argv), stdin=side, stdout=side, stderr=side, env=env, start_new_session=True
+            [*_WITH_SIGINT, *argv],
+            stdin=side,
+            stdout=side,
+            stderr=side,
+            env=env,
+            start_new_session=True,
         )
         os.close(side)
         self._main = main
