@@ -235,8 +235,8 @@ class StatusWrites:
         type=duration,
         default=5.0,
         metavar="DURATION",
-        help="write a graph status that reports only progress (condition messages and replica "
-        "counts change, its state and conditions do not) at most this often (default 5s)",
+        help="write a pending graph status that reports only progress (condition messages and "
+        "replica counts change, its state and conditions do not) at most this often (default 5s)",
     )
 
 

@@ -247,12 +247,12 @@ _PROGRESS_FIELDS = frozenset(
 
 
 def progress_only(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
-    """Whether a graph status ``desired`` differs from the live one only in progress: the
-    messages of ``Ready`` and ``WorkloadPathway``, the components' replica counts and workload
-    names; state (not ``failed``), generation, routing and every condition's status and reason
-    the same (docs/lifecycle.md §1, "Status writes")."""
+    """Whether a pending graph status ``desired`` differs from the live one only in progress:
+    the messages of ``Ready`` and ``WorkloadPathway``, the components' replica counts and
+    workload names; state, generation, routing and every condition's status and reason the
+    same (docs/lifecycle.md §1, "Status writes")."""
     live = live or {}
-    if desired.get("state") == FAILED or status_equal(desired, live):
+    if desired.get("state") != PENDING or status_equal(desired, live):
         return False
     return _reported(desired) == _reported(live)
 

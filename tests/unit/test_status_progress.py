@@ -60,10 +60,14 @@ def test_a_change_of_what_the_status_reports_is_not_progress():
     assert not status.progress_only(graph_status(), None)
 
 
-def test_a_failed_status_is_never_held():
+def test_only_a_pending_status_is_held():
     failed = graph_status(state=status.FAILED, reason=status.RECONCILE_FAILED, message="boom")
     other = graph_status(state=status.FAILED, reason=status.RECONCILE_FAILED, message="bang")
     assert not status.progress_only(other, failed)
+    ready = graph_status(state=status.SUCCESSFUL, reason=status.ALL_READY, message="All ready")
+    scaled = graph_status(state=status.SUCCESSFUL, reason=status.ALL_READY, message="All ready")
+    scaled["components"]["decode"]["replicas"] = 3
+    assert not status.progress_only(scaled, ready)
 
 
 def test_progress_waits_for_the_interval_after_the_last_write():
