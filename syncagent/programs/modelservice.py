@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+import weakref
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -69,10 +70,17 @@ class Turn:
     left: Obj | None = None
 
 
-# Per model Service (namespace, name): the lock its turns take, and what the last turn that
-# wrote it left, until the watch cache shows that version (or one turn has used it).
-_LOCKS: dict[tuple[str, str], anyio.Lock] = {}
-_LEFT: dict[tuple[str, str], Obj] = {}
+@dataclass
+class _Turns:
+    """Per model Service (namespace, name): the lock its turns take, and what the last turn
+    that wrote it left, until the watch cache shows that version (or one turn has used it)."""
+
+    locks: dict[tuple[str, str], anyio.Lock] = field(default_factory=dict)
+    left: dict[tuple[str, str], Obj] = field(default_factory=dict)
+
+
+# Per store: the agent has one; each ``syncagent plan`` run and each test has its own.
+_TURNS: weakref.WeakKeyDictionary[Store, _Turns] = weakref.WeakKeyDictionary()
 
 
 @contextlib.asynccontextmanager
@@ -82,17 +90,19 @@ async def turn(store: Store, namespace: str, name: str) -> AsyncIterator[Turn]:
     what those writes returned: so a co-owner decides on what the last one left, not on a copy
     its guarded write would find stale. A writer outside the agent can still make that copy
     stale: the guarded write then fails and the caller decides again on a fresh read."""
-    key = (namespace, name)
-    lock = _LOCKS.setdefault(key, anyio.Lock())
+    key, turns = (namespace, name), _TURNS.setdefault(store, _Turns())
+    lock = turns.locks.setdefault(key, anyio.Lock())
     try:
         async with lock:
-            held = Turn(_freshest(store.get("Service", namespace, name), _LEFT.pop(key, None)))
+            cached = store.get("Service", namespace, name)
+            held = Turn(_freshest(cached, turns.left.pop(key, None)))
             yield held
             if held.left is not None and _version(held.left) != _version(held.view):
-                _LEFT[key] = held.left
+                turns.left[key] = held.left
     finally:
-        if _LOCKS.get(key) is lock and not lock.locked() and not lock.statistics().tasks_waiting:
-            del _LOCKS[key]
+        unused = not lock.locked() and not lock.statistics().tasks_waiting
+        if unused and turns.locks.get(key) is lock:
+            del turns.locks[key]
 
 
 def _freshest(cached: Obj | None, left: Obj | None) -> Obj | None:

@@ -64,5 +64,12 @@ def test_a_created_service_is_seen_before_the_cache_has_it():
 
 
 def test_no_lock_is_kept_once_every_turn_ended():
-    versions(DictStore({"Service": [svc("1")]}), ["2", None, None])
-    assert (NS, NAME) not in modelservice._LOCKS
+    store = DictStore({"Service": [svc("1")]})
+    versions(store, ["2", None, None])
+    assert modelservice._TURNS[store].locks == {}
+
+
+def test_each_store_has_turns_of_its_own():
+    first, second = DictStore({"Service": [svc("1")]}), DictStore({"Service": [svc("7")]})
+    assert versions(first, ["2"]) == ["1"]
+    assert versions(second, [None]) == ["7"]
