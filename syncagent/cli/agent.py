@@ -81,6 +81,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
         namespaces=tuple(settings.watches.namespaces),
         concurrency=settings.watches.concurrency,
         resync_period=settings.resync.period,
+        progress_interval=settings.status.progress_interval,
         discovery_backend=settings.discovery.backend,
         fights=fights,
         shard=shard,

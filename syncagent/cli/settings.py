@@ -229,6 +229,18 @@ class Resync:
 
 
 @dataclass(frozen=True)
+class StatusWrites:
+    progress_interval: float = flag(
+        "--status-progress-interval",
+        type=duration,
+        default=5.0,
+        metavar="DURATION",
+        help="write a pending graph status that reports only progress (condition messages and "
+        "replica counts change, its state and conditions do not) at most this often (default 5s)",
+    )
+
+
+@dataclass(frozen=True)
 class FightDetector:
     threshold: int = flag(
         "--fight-threshold",
@@ -283,6 +295,7 @@ class AgentSettings:
     http: Http
     leader_election: LeaderElection
     resync: Resync
+    status: StatusWrites
     fights: FightDetector
     logging: Logging
     capability: list[Any]  # (name, Setting) pairs of --capability (flags.add_capability_argument)
@@ -297,6 +310,7 @@ GROUPS: tuple[tuple[str, type[Any]], ...] = (
     ("http", Http),
     ("leader_election", LeaderElection),
     ("resync", Resync),
+    ("status", StatusWrites),
     ("fights", FightDetector),
     ("logging", Logging),
 )

@@ -13,6 +13,7 @@ Objects with ``metadata.deletionTimestamp`` are not reconciled.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,6 +55,8 @@ GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
 # joining a shared model Service at once move it under each other's guarded writes. With the
 # queue's backoff (1 s doubling) up to about 30 s; then the conflict is reported as an error.
 QUIET_CONFLICTS = 5
+# A graph status that reports only progress is written at most this often (docs/lifecycle.md §1).
+PROGRESS_INTERVAL = 5.0
 
 
 @dataclass
@@ -70,6 +73,8 @@ class Reconcilers:
     programs: Registry = field(kw_only=True)  # the composition root's
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
+    progress_interval: float = PROGRESS_INTERVAL
+    clock: Callable[[], float] = time.monotonic
     # Per (controller, key), the resourceVersion our last status write replaced. A cached
     # object still at that version predates our own write: reconciling it would act on stale
     # status. Status changes wake nothing (docs/caches.md), so a status write skipped because
@@ -82,6 +87,8 @@ class Reconcilers:
     # Per kind, the top-level status fields the served schema does not declare: upstream's own
     # DGD CRD lacks ``status.routing`` (our design), and a takeover keeps the CRDs it finds.
     _undeclared: dict[str, set[str]] = field(default_factory=dict)
+    # Per graph key, when (``clock``) this agent last wrote its status.
+    _status_written: dict[str, float] = field(default_factory=dict)
 
     def writer(self, **options: Any) -> Writer:
         """A writer of one reconcile, counting under the registry's field managers."""
@@ -145,6 +152,10 @@ class Reconcilers:
         if self._quiet_conflict("dgd", key, conflict=outcome.conflict):
             self._emit(ctx.graph, outcome.events)
             return Result(conflict=f"{ctx.ref}: {_ready_message(outcome.status)}; retrying")
+        held = self._progress_held(key, ctx.graph, outcome)
+        if held is not None:
+            self._emit(ctx.graph, finished_events(ctx, outcome))
+            return _requeue(held, outcome.requeue_after, ctx.writer.requeue_after)
         manager = graph_status_manager.MANAGER.name
         try:
             # The upstream operator's status entry becomes ours first (docs/ownership.md §1;
@@ -162,6 +173,7 @@ class Reconcilers:
             return Result(requeue_after=STALE_READ_RETRY)
         if wrote:
             self._superseded[("dgd", key)] = Body(graph).meta.resource_version
+            self._status_written[key] = self.clock()
             if self.latency is not None:
                 self.latency.written(key, ctx.generation)
         self._emit(ctx.graph, finished_events(ctx, outcome))
@@ -169,6 +181,19 @@ class Reconcilers:
             # The error is in the persisted status already: back off and retry.
             return Result(error=f"{ctx.ref}: {_ready_message(outcome.status)}")
         return _requeue(outcome.requeue_after, ctx.writer.requeue_after)
+
+    def _progress_held(self, key: str, graph: Obj, outcome: ProgramResult) -> float | None:
+        """How long to hold back a status that reports only progress (docs/lifecycle.md §1);
+        None: write it now. The key is looked at again when the hold ends."""
+        if outcome.retry:
+            return None
+        return status.progress_hold(
+            outcome.status,
+            Body(graph).status,
+            written_at=self._status_written.get(key),
+            now=self.clock(),
+            interval=self.progress_interval,
+        )
 
     # -- DCD ----------------------------------------------------------------------------------
     async def reconcile_component(self, key: str) -> Result | None:
@@ -234,6 +259,8 @@ class Reconcilers:
     def _forget(self, slot: tuple[str, str]) -> None:
         self._superseded.pop(slot, None)
         self._conflicts.pop(slot, None)
+        if slot[0] == "dgd":
+            self._status_written.pop(slot[1], None)
 
     def _quiet_conflict(self, controller: str, key: str, *, conflict: bool) -> bool:
         return quiet_conflict(self._conflicts, (controller, key), conflict=conflict)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.controller.history import HistoryRecorder
-from syncagent.controller.reconcilers import Reconcilers
+from syncagent.controller.reconcilers import PROGRESS_INTERVAL, Reconcilers
 from syncagent.kube import kinds
 from syncagent.kube.objects import ObjectRef
 from syncagent.programs import registry as reg
@@ -66,6 +66,7 @@ class ControllerSettings:
     namespaces: tuple[str, ...] = ()  # empty: every namespace
     concurrency: int = DEFAULT_CONCURRENCY
     resync_period: float = 600.0
+    progress_interval: float = PROGRESS_INTERVAL  # graph status progress (docs/lifecycle.md §1)
     discovery_backend: str = "kubernetes"
     fights: FightPolicy | None = None
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose graphs (runtime/shard.py)
@@ -206,6 +207,7 @@ def _reconcilers(
         programs=programs,
         latency=latency,
         shard=settings.shard,
+        progress_interval=settings.progress_interval,
     )
 
 

@@ -127,32 +127,36 @@ async def ensure_component_service(
 async def ensure_model_service(
     writer: Writer, store: Store, rendered: Rendered, *, graph: OwnerRef, take_from: Collection[str]
 ) -> Obj | None:
-    """Co-own the model Service; take control from a DCD in ``take_from`` (selected ones).
-    A DCD's reconcile may move it at the same time: a handoff decided on a view that turned out
-    stale is decided once more on a fresh read."""
-    live = store.get("Service", rendered.namespace, rendered.name)
-    try:
-        return await _take_model_service(writer, store, rendered, live, graph, take_from)
-    except PreconditionError:
-        live = await writer.engine.get(rendered.body)
-    return await _take_model_service(writer, store, rendered, live, graph, take_from)
+    """Co-own the model Service; take control from a DCD in ``take_from`` (selected ones), in
+    one turn on it (``modelservice.turn``). A handoff decided on a view that turned out stale is
+    decided once more on a fresh read."""
+    async with modelservice.turn(store, rendered.namespace, rendered.name) as held:
+        try:
+            return await _take_model_service(writer, store, rendered, held, graph, take_from)
+        except PreconditionError:
+            held.view = await writer.engine.get(rendered.body)
+        return await _take_model_service(writer, store, rendered, held, graph, take_from)
 
 
 async def _take_model_service(
     writer: Writer,
     store: Store,
     rendered: Rendered,
-    live: Obj | None,
+    held: modelservice.Turn,
     graph: OwnerRef,
     take_from: Collection[str],
 ) -> Obj | None:
+    live = held.view
     if live is not None and not being_deleted(live):
         current = controller_of(live)
         if current is not None and current.uid in take_from:
             handed = await writer.set_controller(live, controller=graph, manager=rendered.manager)
+            held.left = handed
             # the cache does not hold this write yet: join on what it returned
-            return await modelservice.ensure(writer, store, rendered, owner=graph, live=handed)
-    return await modelservice.ensure(writer, store, rendered, owner=graph, live=live)
+            return await modelservice.ensure(
+                writer, store, rendered, owner=graph, live=handed, held=held
+            )
+    return await modelservice.ensure(writer, store, rendered, owner=graph, live=live, held=held)
 
 
 def graph_controls(obj: Obj | None, graph: OwnerRef) -> bool:
@@ -182,7 +186,7 @@ async def delete_stale_services(
         if not _is_model_service(svc):
             continue
         if Body(svc).owned_by(graph.uid):
-            await modelservice.leave_one(writer, svc, owner=graph)
+            await modelservice.leave_one(writer, store, svc, owner=graph)
 
 
 def _is_model_service(svc: Obj) -> bool:

@@ -236,3 +236,58 @@ def status_equal(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> 
         elif value != live.get(key):
             return False
     return True
+
+
+# Conditions whose message reports progress (which resources are not ready yet, and their
+# counts); the components' replica counts and workload names (a rollout's) report it too.
+PROGRESS_CONDITIONS = frozenset({READY, WORKLOAD_PATHWAY})
+_PROGRESS_FIELDS = frozenset(
+    {"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "componentNames"}
+)
+
+
+def progress_only(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
+    """Whether a pending graph status ``desired`` differs from the live one only in progress:
+    the messages of ``Ready`` and ``WorkloadPathway``, the components' replica counts and
+    workload names; state, generation, routing and every condition's status and reason the
+    same (docs/lifecycle.md §1, "Status writes")."""
+    live = live or {}
+    if desired.get("state") != PENDING or status_equal(desired, live):
+        return False
+    return _reported(desired) == _reported(live)
+
+
+def progress_hold(
+    desired: Mapping[str, Any],
+    live: Mapping[str, Any] | None,
+    *,
+    written_at: float | None,
+    now: float,
+    interval: float,
+) -> float | None:
+    """How long to hold back writing ``desired`` (None: write it now): a status that reports
+    only progress waits until ``interval`` after the last write of that status
+    (``written_at``, None when this agent has not written it)."""
+    if written_at is None:
+        return None
+    left = written_at + interval - now
+    if left <= 0 or not progress_only(desired, live):
+        return None
+    return left
+
+
+def _reported(st: Mapping[str, Any]) -> tuple[Any, ...]:
+    conditions = {
+        c.get("type"): {
+            k: v
+            for k, v in c.items()
+            if not (k == "message" and c.get("type") in PROGRESS_CONDITIONS)
+        }
+        for c in st.get("conditions") or ()
+    }
+    components = {
+        name: {k: v for k, v in (c or {}).items() if k not in _PROGRESS_FIELDS}
+        for name, c in (st.get("components") or {}).items()
+    }
+    rest = {k: v for k, v in st.items() if k not in ("conditions", "components")}
+    return rest, conditions, components

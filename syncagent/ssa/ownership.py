@@ -250,19 +250,24 @@ async def set_controller(
     This adopts, repairs and hands off; other owners' items stay. Owner reference items are
     atomic under SSA, so every manager holding an item holds all of it, ``controller`` flag
     included. Hence, on a co-owned object, the old controller's own manager first rewrites its
-    item without the flag, and the new controller's own manager re-applies its item with it.
+    item without the flag, and the new controller's own manager applies its item with it:
+    first when no controller is left, else after (two controller items are invalid).
     A previous controller's item held by any other manager is refused, naming the manager.
     """
     current = await engine.live_view(obj, live)
-    new_holders: set[str] = set()
     if current is not None:
         current = await _release_old_controller(engine, obj, current, controller, scheme)
-        new_holders = _holders(current, controller.uid)
+    new_holders = _holders(current, controller.uid) if current is not None else set()
     body = with_references(skeleton(obj), controller.item(controller=True))
+    own = scheme.owner(controller.uid)
+    first = own in new_holders and current is not None and controller_of(current) is None
+    if first:  # then the ownership apply shares the value instead of conflicting with it
+        owned = await guarded_apply(engine, body, ApplyOptions(manager=own), view=current)
+        current = owned.object
     entry = await guarded_apply(
         engine, body, ApplyOptions(manager=scheme.controller, force=True), view=current
     )
-    if scheme.owner(controller.uid) in new_holders:
+    if own in new_holders and not first:
         await join(engine, obj, owner=controller, scheme=scheme, live=entry.object)
     return entry
 
@@ -306,12 +311,10 @@ def old_controller_to_release(
 
 def reference_holders(live: Mapping[str, Any], uid: str) -> set[str]:
     """Managers holding the (atomic) ownerReferences item of ``uid``."""
-    return _holders(live, uid)
-
-
-def _holders(live: Mapping[str, Any], uid: str) -> set[str]:
-    """Managers holding the (atomic) ownerReferences item of ``uid``."""
     return managedfields.managers_under(live, (*_REFS, Key((("uid", uid),))))
+
+
+_holders = reference_holders
 
 
 async def join(
@@ -325,15 +328,18 @@ async def join(
     """A co-owner writes its own reference item under its own manager (``scheme.owner``).
 
     The item is the plain one, or the full controller item when ``owner`` controls the object:
-    SSA shares an atomic item only between managers applying the same value.
+    SSA shares an atomic item only between managers applying the same value. Only the
+    controller item is guarded (``guarded_apply``): a plain one, unforced, cannot undo a
+    handoff (docs/ownership.md §4), and co-owners joining at once do not refuse each other.
     """
     current = await engine.live_view(obj, live)
     controller = controller_of(current) if current is not None else None
     controls = controller is not None and controller.uid == owner.uid
     body = with_references(skeleton(obj), owner.item(controller=controls))
-    return await guarded_apply(
-        engine, body, ApplyOptions(manager=scheme.owner(owner.uid)), view=current
-    )
+    options = ApplyOptions(manager=scheme.owner(owner.uid))
+    if not controls:
+        return await engine.apply(body, options, live=ABSENT if current is None else current)
+    return await guarded_apply(engine, body, options, view=current)
 
 
 async def guarded_apply(

@@ -18,11 +18,13 @@ import pytest
 from tests.chaos.support.migrations import (
     CUTOVER,
     FALLBACK,
+    G,
     Migration,
     Outcome,
     crash_points,
     run_migration,
 )
+from tests.support.writecounts import summary
 
 # New runs for a crash point past the end of a run (each aims at the last write of the run before).
 REPLACEMENTS = 3
@@ -80,6 +82,7 @@ def test_killed_after_any_write_the_agent_finishes_without_a_serving_gap(
 ):
     recorded = run_migration(control_plane, kube, migration, crash_at=None)
     figures.add(f"R1 {migration.name}: recorded run {recorded.describe()}")
+    figures.add(f"R1 {migration.name}: recorded run {summary(recorded.writes, G)}")
     for i, write in enumerate(recorded.writes, 1):
         figures.add(f"R1 {migration.name}:   write {i}: {write}")
     assert recorded.writes, "the migration made no write"

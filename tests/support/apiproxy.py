@@ -106,9 +106,15 @@ class Request:
 
 @dataclass(frozen=True)
 class Write:
+    """One write as the server answered it: its field manager, what was sent, and the
+    server's answer when it refused (a 409 says whether a precondition or a field conflict)."""
+
     method: str
     path: str
     status: int
+    manager: str = ""
+    body: bytes = b""
+    refusal: bytes = b""
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} -> {self.status}"
@@ -347,8 +353,10 @@ class ApiProxy:
         response = upstream.send(upstream_request, stream=True)
         timer: threading.Timer | None = None
         try:
+            refusal = b""
             if request.is_write:
-                self._record(request, response.status_code)
+                refusal = response.read() if response.status_code >= 400 else b""
+                self._record(request, response.status_code, refusal)
             if drop_answer:
                 return False  # the server acted; the answer is lost with the connection
             if request.is_watch:
@@ -359,7 +367,7 @@ class ApiProxy:
                     timer.start()
             self._note(request, f"-> {response.status_code}")
             send_head(conn, response)
-            for chunk in response.iter_raw():
+            for chunk in [refusal] if refusal else response.iter_raw():
                 if chunk:
                     conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             conn.sendall(b"0\r\n\r\n")
@@ -377,9 +385,10 @@ class ApiProxy:
             with self._lock:
                 self._watches.pop(conn, None)
 
-    def _record(self, request: Request, status: int) -> None:
+    def _record(self, request: Request, status: int, refusal: bytes) -> None:
+        manager = request.params.get("fieldManager", [""])[0]
         with self._lock:
-            write = Write(request.method, request.path, status)
+            write = Write(request.method, request.path, status, manager, request.body, refusal)
             self.writes.append(write)
             index = len(self.writes)
         if self.on_write is not None:

@@ -93,17 +93,22 @@ async def _move_model(
     ctx: GraphContext, candidates: list[tuple[Any, OwnerRef]], *, graph: OwnerRef
 ) -> None:
     rendered, first = candidates[0]
-    live = ctx.store.get("Service", ctx.namespace, rendered.name)
-    if being_deleted(live):
-        return
-    if live is None:
-        await modelservice.ensure(ctx.writer, ctx.store, rendered, owner=first)
-        return
-    current = controller_of(live)
-    if current is not None and current.uid == graph.uid:
-        live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
-    if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
-        await leave(ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live)
+    async with modelservice.turn(ctx.store, ctx.namespace, rendered.name) as held:
+        live = held.view
+        if being_deleted(live):
+            return
+        if live is None:
+            await modelservice.ensure(ctx.writer, ctx.store, rendered, owner=first, held=held)
+            return
+        current = controller_of(live)
+        if current is not None and current.uid == graph.uid:
+            live = await ctx.writer.set_controller(live, controller=first, manager=rendered.manager)
+            held.left = live
+        if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
+            left = await leave(
+                ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live
+            )
+            held.left = left.object
 
 
 def _graph_holds_services(ctx: GraphContext) -> bool:
