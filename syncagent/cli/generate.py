@@ -67,9 +67,8 @@ def capabilities_template(programs: Registry) -> str:
         {"name": c.name, "needs": [n.name for n in c.needs]} for c in programs.capabilities()
     ]
     header = _HEADER % "the capabilities `--capability` takes (_helpers.tpl reads them)"
-    return header + (
-        f'{{{{- define "syncagent.capabilities" -}}}}\n{json.dumps(declared)}\n{{{{- end }}}}\n'
-    )
+    define = header + '{{- define "syncagent.capabilities" -}}'
+    return "\n".join((define, json.dumps(declared), "{{- end }}")) + "\n"
 
 
 def values_schema(programs: Registry, current: str) -> str:
