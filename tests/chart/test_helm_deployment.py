@@ -77,7 +77,8 @@ def test_resources_request_cpu_and_memory_and_cap_memory() -> None:
 def test_default_flags() -> None:
     args = flags()
     assert flag_values(args, "namespace") == []
-    assert flag_values(args, "capability") == ["grove=auto", "lws=auto", "disaggregatedSet=auto"]
+    # every capability the pathways declare, in the registry's order, left to discovery
+    assert flag_values(args, "capability") == [f"{c.name}=auto" for c in PROGRAMS.capabilities()]
     assert flag_values(args, "discovery-backend") == ["kubernetes"]
     # the chart installs the agent with its own default, stated in one place
     assert flag_values(args, "concurrency") == [str(DEFAULT_CONCURRENCY)]
@@ -114,10 +115,9 @@ def test_capabilities_and_discovery_backend_come_from_values() -> None:
             "discoveryBackend": "etcd",
         }
     )
+    given = {"grove": "false", "lws": "true", "disaggregatedSet": "false"}
     assert flag_values(args, "capability") == [
-        "grove=false",
-        "lws=true",
-        "disaggregatedSet=false",
+        f"{c.name}={given.get(c.name, 'auto')}" for c in PROGRAMS.capabilities()
     ]
     assert flag_values(args, "discovery-backend") == ["etcd"]
 

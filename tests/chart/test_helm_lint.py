@@ -109,7 +109,8 @@ def test_disaggregated_set_cannot_be_required_without_lws() -> None:
     error = render_error(
         {"capabilities": {"grove": "auto", "lws": "false", "disaggregatedSet": True}}
     )
-    assert "capabilities.disaggregatedSet: true needs LeaderWorkerSets" in error
+    assert "capabilities.disaggregatedSet: true needs capabilities.lws" in error
+    assert "but capabilities.lws=false switches it off" in error
 
 
 def test_metrics_and_health_ports_must_differ() -> None:

@@ -189,11 +189,8 @@ def test_graph_status(dgd) -> None:
     replica = props["components"]["additionalProperties"]
     assert replica["required"] == ["componentKind", "replicas", "updatedReplicas"]
     assert "observedID" in props["restart"]["properties"]
-    assert props["routing"]["properties"]["pathway"]["enum"] == [
-        "Grove",
-        "DisaggregatedSet",
-        "Component",
-    ]
+    # every pathway of the registry, in its precedence order (the fallback last)
+    assert props["routing"]["properties"]["pathway"]["enum"] == list(PROGRAMS.pathways)
     assert set(props["checkpoints"]["additionalProperties"]["properties"]) == {
         "checkpointName",
         "ready",

@@ -115,24 +115,31 @@ def test_render_program_names_and_offline_render() -> None:
 def test_the_built_in_registry_discovers_what_routing_md_names() -> None:
     # routing.md §1: Grove, LeaderWorkerSet and DisaggregatedSet are discovered, and the
     # checkpoint API (v1alpha1) may be absent; core, apps, RBAC and our v1beta1 are assumed.
-    assert set(PROGRAMS.group_versions()) == {
+    # a new pathway adds its own group/versions: the shipped ones are a subset
+    discovered = set(PROGRAMS.group_versions())
+    assert {
         ("grove.io", "v1alpha1"),
         ("leaderworkerset.x-k8s.io", "v1"),
         ("disaggregatedset.x-k8s.io", "v1"),
         ("nvidia.com", "v1alpha1"),
-    }
+    } <= discovered
+    assumed = {("", "v1"), ("apps", "v1"), ("rbac.authorization.k8s.io", "v1")}
+    assert discovered.isdisjoint(assumed | {("nvidia.com", "v1beta1")})
 
 
 def test_what_a_reconcile_reads_decides_which_unsynced_watches_hold_it_back() -> None:
     """A graph reads the common caches, every pathway's root and its own program's kinds; a
     component reads the common caches only (docs/runtime.md §3)."""
     common = {w.kind.plural for w in PROGRAMS.common}
-    roots = {"dynamocomponentdeployments", "disaggregatedsets", "podcliquesets"}
+    # every pathway's workload root: cleanup and cutover look for them whatever the route
+    roots = {p.owns[0].plural for p in PROGRAMS.programs}
+    assert {"dynamocomponentdeployments", "disaggregatedsets", "podcliquesets"} <= roots
     assert PROGRAMS.resources_read(None) == common
-    assert PROGRAMS.resources_read("Component") == common | roots
-    grove = PROGRAMS.resources_read("Grove")
-    assert grove == common | roots | {"podcliques", "podcliquescalinggroups"}
-    assert PROGRAMS.resources_read("DisaggregatedSet") == common | roots
+    for program in PROGRAMS.programs:
+        own = {w.kind.plural for w in program.watches}
+        assert PROGRAMS.resources_read(program.pathway) == common | roots | own, program.pathway
+    assert {"podcliques", "podcliquescalinggroups"} <= PROGRAMS.resources_read("Grove")
+    assert "podcliques" not in PROGRAMS.resources_read("DisaggregatedSet")
 
 
 def test_field_managers_and_help_follow_the_declaration() -> None:

@@ -9,7 +9,9 @@ import textwrap
 import pytest
 import yaml
 
-from syncagent.cli.main import main
+from syncagent.cli.main import main, run_cli
+from syncagent.cli.pathways import PROGRAMS
+from tests.support.toypathway.agent import PROGRAMS as WITH_TOY
 
 PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
 
@@ -319,12 +321,14 @@ def test_discovery_backend_flag(tmp_path, capsys):
     assert pod["serviceAccountName"] == "default"
 
 
-def test_help_names_every_program(capsys):
+@pytest.mark.parametrize("programs", [PROGRAMS, WITH_TOY], ids=["shipped", "with-toy"])
+def test_help_names_every_program(capsys, programs):
     with pytest.raises(SystemExit) as exit_info:
-        main(["render", "--help"])
+        run_cli(["render", "--help"], programs=programs)
     assert exit_info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "the Component program would apply" not in text
-    for program in ("Grove (a PodCliqueSet)", "DisaggregatedSet", "Component"):
-        assert program in text
-    assert "--program {auto,component,disaggregatedset,grove}" in text
+    # each program's summary and name, from the registry the command is given
+    for program in programs.programs:
+        assert " ".join(program.summary.split()) in text
+    assert f"--program {{auto,{','.join(sorted(programs.names))}}}" in text

@@ -68,6 +68,17 @@ app.kubernetes.io/part-of: syncagent
 {{- end }}
 {{- end }}
 
+{{/* NAME=VALUE per capability the pathways declare (the generated _capabilities.tpl), one a
+line, in its order; one the values leave out is auto (discovery decides). */}}
+{{- define "syncagent.capabilitySettings" -}}
+{{- $caps := .Values.capabilities }}
+{{- $out := list }}
+{{- range (include "syncagent.capabilities" . | fromJsonArray) }}
+{{- $out = append $out (printf "%s=%s" .name (hasKey $caps .name | ternary (index $caps .name) "auto" | toString)) }}
+{{- end }}
+{{- join "\n" $out }}
+{{- end }}
+
 {{/* The agent's flags, one per line, built from values; (dict "root" . "shard" $shard). */}}
 {{- define "syncagent.args" -}}
 {{- $root := .root }}
@@ -78,8 +89,8 @@ app.kubernetes.io/part-of: syncagent
 - --namespace={{ . }}
 {{- end }}
 - --concurrency={{ .Values.concurrency }}
-{{- range $name := list "grove" "lws" "disaggregatedSet" }}
-- --capability={{ $name }}={{ index $root.Values.capabilities $name | toString }}
+{{- range (include "syncagent.capabilitySettings" . | splitList "\n") }}
+- --capability={{ . }}
 {{- end }}
 - --discovery-backend={{ .Values.discoveryBackend }}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
@@ -141,8 +152,13 @@ app.kubernetes.io/part-of: syncagent
 {{- fail "replicaCount: more than 1 replica needs leaderElection.enabled=true, or two agents would write the same objects" }}
 {{- end }}
 {{- $caps := .Values.capabilities }}
-{{- if and (eq (toString $caps.lws) "false") (eq (toString $caps.disaggregatedSet) "true") }}
-{{- fail "capabilities.disaggregatedSet: true needs LeaderWorkerSets, but capabilities.lws=false switches them off; change one of the two" }}
+{{- range (include "syncagent.capabilities" . | fromJsonArray) }}
+{{- $name := .name }}
+{{- range .needs }}
+{{- if and (eq (toString (index $caps .)) "false") (eq (toString (index $caps $name)) "true") }}
+{{- fail (printf "capabilities.%s: true needs capabilities.%s, but capabilities.%s=false switches it off; change one of the two" $name . .) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- $seen := dict }}
 {{- range .Values.shards }}
