@@ -19,6 +19,7 @@ import yaml
 from lightkube import AsyncClient, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ApiError, ConfigError
 
+from syncagent.runtime import stages
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.retry import RetryPolicy, install
 
@@ -83,6 +84,7 @@ def make_client(
     http.headers["User-Agent"] = USER_AGENT
     metrics = metrics or default_metrics()
     install(http, policy=retry, metrics=metrics)
+    stages.install(http)  # outside the retries: a reconcile waits for them too
     instrument(client, metrics=metrics)
     return client
 
