@@ -175,6 +175,12 @@ def report_edits(results: list[tuple]) -> None:
         "  the bench's own watch, patch answered -> its event: "
         f"p50 {lf.nearest_rank(delivered, 0.5):.3f}s, max {max(delivered, default=0):.3f}s"
     )
+    name, sent, answered, seen, observed = results[worst]
+    seen = answered if seen is None else seen
+    print(
+        f"  worst ({name}): patch answered after {answered - sent:.3f}s, its event "
+        f"{seen - answered:.3f}s later, its status observed {observed - seen:.3f}s after that"
+    )
 
 
 STAGES = (
