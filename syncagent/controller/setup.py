@@ -188,7 +188,8 @@ def _reconcilers(
     programs: Registry,
     graphs: Caches,
 ) -> Reconcilers:
-    latency = ChangeLatency(manager.metrics.graph_status_latency)
+    metrics = manager.metrics
+    latency = ChangeLatency(metrics.graph_status_latency, delay=metrics.stages.watch_delay)
     for cache in graphs:
         cache.add_handler(latency.handle)
     return Reconcilers(

@@ -16,6 +16,7 @@ from lightkube.core.exceptions import ConfigError
 
 from syncagent.rest.request import addressed
 from syncagent.rest.transport import http_client
+from syncagent.runtime import stages
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.retry import RetryPolicy, install
 
@@ -80,6 +81,7 @@ def make_client(
     http.headers["User-Agent"] = USER_AGENT
     metrics = metrics or default_metrics()
     install(http, policy=retry, metrics=metrics)
+    stages.install(http)  # outside the retries: a reconcile waits for them too
     instrument(client, metrics=metrics)
     return client
 

@@ -4,12 +4,16 @@ The clock starts when the watch delivers a graph at a generation not seen before
 or a spec change) whose status has not observed it, and stops at the first status write of that
 graph at that generation or a later one. Queue wait, the reconcile and the write are all
 inside; a graph that never gets a status write (deleted first) is forgotten with it.
+
+The watch's own delay, from the graph's last write (its newest ``managedFields`` time: whole
+seconds, on the API server's clock) to the event's arrival, is measured apart (runtime/stages.py).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from syncagent.runtime.cache import Change, ChangeType, object_key
@@ -25,14 +29,34 @@ def _observed(obj: Mapping[str, Any] | None) -> int:
     return int(status.get("observedGeneration") or 0) if isinstance(status, dict) else 0
 
 
+def last_write(obj: Mapping[str, Any] | None) -> float | None:
+    """The newest ``managedFields`` time of ``obj`` (seconds since the epoch), if any."""
+    entries = ((obj or {}).get("metadata") or {}).get("managedFields") or ()
+    times = []
+    for entry in entries:
+        stamp = entry.get("time") if isinstance(entry, dict) else None
+        try:
+            times.append(datetime.fromisoformat(str(stamp)).timestamp())
+        except ValueError:
+            continue  # no time, or not RFC 3339: nothing to measure from
+    return max(times, default=None)
+
+
 class ChangeLatency:
     """Pending changes by graph key: (generation, when seen)."""
 
     def __init__(
-        self, histogram: Histogram, *, clock: Callable[[], float] = time.monotonic
+        self,
+        histogram: Histogram,
+        *,
+        delay: Histogram | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.histogram = histogram
+        self.delay = delay  # the watch's delay (runtime/stages.py), None: not measured
         self.clock = clock
+        self.wall = wall
         self._pending: dict[str, tuple[int, float]] = {}
         self._seen: dict[str, int] = {}
 
@@ -55,6 +79,15 @@ class ChangeLatency:
                 self._pending.pop(key, None)
             else:
                 self._pending.setdefault(key, (generation, self.clock()))
+                if change.old is not None:
+                    # A change of a graph the cache held (not the agent's first listing, which
+                    # would time how long ago the graph was written).
+                    self._observe_delay(change.new)
+
+    def _observe_delay(self, obj: Mapping[str, Any] | None) -> None:
+        written = last_write(obj)
+        if self.delay is not None and written is not None:
+            self.delay.observe(max(0.0, self.wall() - written))
 
     def written(self, key: str, generation: int) -> None:
         """A status write for ``key`` made at ``generation``: stop the clock it answers."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from syncagent.runtime import process
+from syncagent.runtime.stages import StageMetrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -251,6 +252,7 @@ class Metrics:
         self._add_apply_metrics(r)
         self._add_runtime_metrics(r)
         self._add_process_metrics(r)
+        self.stages = StageMetrics(r)  # where a change's time goes (runtime/stages.py)
 
     def _add_apply_metrics(self, r: Registry) -> None:
         """What the apply engine and the fight detector did."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
 from collections import deque
 from types import TracebackType
 
@@ -46,6 +47,10 @@ class WorkQueue:
         self._processing: set[str] = set()
         self._failures: dict[str, int] = {}
         self._delayed: dict[str, float] = {}
+        # When a waiting key was added (queue wait), and when a key first waited for a
+        # coalescing window (add_soon): runtime/stages.py's histograms.
+        self._added: dict[str, float] = {}
+        self._soon: dict[str, float] = {}
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._shutting_down = False
@@ -59,6 +64,11 @@ class WorkQueue:
             return
         self._dirty.add(key)
         self._metrics.queue_adds.inc(queue=self.name)
+        now = time.monotonic()
+        self._added[key] = now
+        soon = self._soon.pop(key, None)
+        if soon is not None:
+            self._metrics.stages.coalesce.observe(now - soon, queue=self.name)
         if key in self._processing:
             return  # queued again by done()
         self._ready.append(key)
@@ -83,6 +93,7 @@ class WorkQueue:
         is (its reconcile reads the caches when it runs, so it sees this change too), and the
         changes of one window cost one reconcile."""
         if key not in self._dirty:
+            self._soon.setdefault(key, time.monotonic())
             self.add_after(key, window)
 
     def add_rate_limited(self, key: str) -> float:
@@ -109,6 +120,11 @@ class WorkQueue:
             if self._ready:
                 key = self._ready.popleft()
                 self._dirty.discard(key)
+                added = self._added.pop(key, None)
+                if added is not None:
+                    self._metrics.stages.queue_wait.observe(
+                        time.monotonic() - added, queue=self.name
+                    )
                 self._processing.add(key)
                 self._changed()
                 return key
@@ -129,6 +145,8 @@ class WorkQueue:
         self._dirty.clear()
         self._delayed.clear()
         self._heap.clear()
+        self._added.clear()
+        self._soon.clear()
         self._changed()
         self._wake(timer=True)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syncagent.runtime.cache import Change, ChangeType
-from syncagent.runtime.latency import ChangeLatency
+from syncagent.runtime.latency import ChangeLatency, last_write
 from syncagent.runtime.metrics import Metrics
 
 
@@ -66,3 +66,32 @@ def test_a_restart_does_not_time_a_converged_graph_from_its_first_listing():
     clock.now = 141.0
     latency.written("ns/g", 4)
     assert "syncagent_graph_change_to_status_seconds_sum 1\n" in metrics.render()
+
+
+def written_at(generation: int, *stamps: str) -> dict:
+    fields = [{"manager": f"m{i}", "time": t} for i, t in enumerate(stamps)]
+    return {"metadata": {**graph(generation)["metadata"], "managedFields": fields}}
+
+
+def test_the_last_write_is_the_newest_managed_fields_time():
+    assert last_write(written_at(1, "2026-12-04T17:00:00Z", "2026-12-04T17:00:07Z")) == (
+        1796403607.0
+    )
+    assert last_write(written_at(1, "not a time")) is None
+    assert last_write(graph(1)) is None
+
+
+def test_the_watch_delay_is_timed_for_changes_not_for_the_first_listing():
+    metrics = Metrics()
+    delay = metrics.stages.watch_delay
+    wall = Clock()
+    wall.now = 1796403608.5  # 1.5 s after the write below
+    latency = ChangeLatency(metrics.graph_status_latency, delay=delay, wall=wall, clock=Clock())
+    listed = written_at(1, "2026-12-04T17:00:00Z")
+    latency.handle(Change(ChangeType.ADDED, "ns", "g", None, listed))
+    assert delay.count() == 0  # written long before the agent started: no watch delay
+    changed = written_at(2, "2026-12-04T17:00:07Z")
+    latency.handle(Change(ChangeType.MODIFIED, "ns", "g", listed, changed))
+    latency.handle(Change(ChangeType.MODIFIED, "ns", "g", changed, changed))  # same generation
+    assert delay.count() == 1
+    assert "syncagent_graph_watch_delay_seconds_sum 1.5\n" in metrics.render()

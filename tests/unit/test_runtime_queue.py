@@ -8,7 +8,7 @@ import pytest
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import QueueShutDown, WorkQueue
-from syncagent.runtime.workers import Result, resync_every, run_workers
+from syncagent.runtime.workers import Result, resync_every, resync_shares, run_workers
 from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
@@ -362,6 +362,15 @@ async def test_resync_reenqueues_every_key():
         await eventually_async(lambda: len(q) == 2, deadline=5.0, what="two queued keys")
         tg.cancel_scope.cancel()
     assert q.pending() == {"x", "y"}
+
+
+def test_a_resync_is_spread_over_its_period_a_share_a_step():
+    keys = [f"k{i}" for i in range(10)]
+    shares = resync_shares(keys, period=4.0, step=1.0)
+    assert shares == [["k0", "k4", "k8"], ["k1", "k5", "k9"], ["k2", "k6"], ["k3", "k7"]]
+    assert resync_shares(keys[:2], period=600.0) == [["k0"], ["k1"]]  # at most one per key
+    assert resync_shares(keys, period=0.5) == [keys]  # shorter than a step: all at once
+    assert resync_shares([], period=600.0) == [[]]
 
 
 async def test_workers_reject_zero_concurrency():
