@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
+from syncagent.rest.request import addressed
+
 if TYPE_CHECKING:
     from syncagent.runtime.metrics import Histogram, Registry
 
@@ -103,12 +105,9 @@ CURRENT: ContextVar[ReconcileClock | None] = ContextVar("syncagent_reconcile", d
 
 
 def request_stage(method: str, path: str) -> str:
-    # Imported here: the client module imports this one (its transport) and the metrics.
-    from syncagent.runtime.client import request_resource
-
     if method.upper() == "GET":
         return "read"
-    return "status_write" if request_resource(path).endswith("/status") else "write"
+    return "status_write" if addressed(path).subresource == "status" else "write"
 
 
 class TimedTransport(httpx2.AsyncBaseTransport):
