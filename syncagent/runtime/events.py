@@ -2,20 +2,16 @@
 
 A repeated event (same object, type, reason and message) is aggregated into the Event already
 written: its ``count`` goes up and ``lastTimestamp`` moves, as client-go's recorder does.
-Similar events queued together (same object, type and reason, other messages: the four
-``CreateDynamoComponentDeployment`` of a new graph) are written as one Event naming every
-message, its ``count`` the number of events, as client-go's aggregator combines similar ones.
-:meth:`EventRecorder.record` queues without blocking; :meth:`EventRecorder.run` emits, after
-the reconciles waiting for a worker (docs/lifecycle.md §4).
+:meth:`EventRecorder.record` queues without blocking; :meth:`EventRecorder.run` emits.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,8 +30,6 @@ NORMAL = "Normal"
 WARNING = "Warning"
 MAX_MESSAGE = 1024  # the API server's limit for event notes
 EVENT = Resource.of("v1", "Event", "events")
-# How often queued Events look again whether reconciles still wait for a worker.
-YIELD_POLL = 0.2
 
 
 @dataclass(frozen=True)
@@ -78,31 +72,12 @@ class Event:
     annotations: tuple[tuple[str, str], ...] = ()
 
 
-# What makes events similar: they are written as one Event (an annotated event, read back by
-# tools, only with its own repeats).
-Similar = tuple[ObjectRef, str, str, tuple[tuple[str, str], ...], str]
-
-
-def similar(event: Event) -> Similar:
-    message = event.message if event.annotations else ""
-    return (event.ref, event.type, event.reason, event.annotations, message)
-
-
-def _combine(events: list[Event]) -> tuple[Event, int]:
-    """One Event for similar ``events``: every distinct message, in order; and how many."""
-    messages = list(dict.fromkeys(e.message for e in events))
-    first = events[0]
-    if len(messages) > 1:
-        first = replace(first, message="; ".join(messages)[:MAX_MESSAGE])
-    return first, len(events)
-
-
 def timestamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def event_body(
-    event: Event, *, name: str, component: str, instance: str, now: float, count: int = 1
+    event: Event, *, name: str, component: str, instance: str, now: float
 ) -> dict[str, Any]:
     ref = event.ref
     involved = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name}
@@ -122,7 +97,7 @@ def event_body(
         "type": event.type,
         "reason": event.reason,
         "message": event.message[:MAX_MESSAGE],
-        "count": count,
+        "count": 1,
         "firstTimestamp": timestamp(now),
         "lastTimestamp": timestamp(now),
         "source": {"component": component},
@@ -143,12 +118,9 @@ class EventRecorder:
         max_aggregated: int = 4096,
         max_queued: int = 10_000,
         writers: int = 4,
-        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         """``writers``: Events written at once. One at a time, a first convergence of 1,000
-        graphs (an Event per created object) queued thousands and dropped the rest.
-        ``busy``: whether reconciles are waiting for a worker; Events then wait (docs/lifecycle.md
-        §4), unless half of ``max_queued`` are queued."""
+        graphs (an Event per created object) queued thousands and dropped the rest."""
         self._client = client
         self.component = component
         self.instance = instance or component
@@ -156,14 +128,12 @@ class EventRecorder:
         self._clock = clock
         self._seen: OrderedDict[Event, tuple[str, int]] = OrderedDict()
         self._max_aggregated = max_aggregated
-        # Queued events by what they are about: similar ones are written as one (`_combine`).
-        self._pending: OrderedDict[Similar, list[Event]] = OrderedDict()
-        self._queued = 0
+        self._pending: deque[Event] = deque()
         self._max_queued = max_queued
         self._wakeup: anyio.Event | None = None
         self._writers = anyio.Semaphore(max(1, writers))
-        self._in_flight: set[Similar] = set()  # a repeat waits for its Event: then aggregated
-        self._busy = busy
+        self._in_flight: set[Event] = set()
+        self._held: list[Event] = []  # repeats of an Event being written: aggregated after it
 
     def __len__(self) -> int:
         """Events remembered for aggregation."""
@@ -179,73 +149,62 @@ class EventRecorder:
         annotations: Mapping[str, str] | None = None,
     ) -> None:
         """Queue an event; :meth:`run` emits it. Never blocks, never raises."""
-        if self._queued >= self._max_queued:
+        if len(self._pending) >= self._max_queued:
             log.warning("event dropped: queue full", extra={"object": str(obj), "reason": reason})
             return
-        event = Event(obj, type, reason, message, tuple(sorted((annotations or {}).items())))
-        self._pending.setdefault(similar(event), []).append(event)
-        self._queued += 1
+        notes = tuple(sorted((annotations or {}).items()))
+        self._pending.append(Event(obj, type, reason, message, notes))
         if self._wakeup is not None:
             self._wakeup.set()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Emit queued events until cancelled, ``writers`` at a time, while reconciles are not
-        waiting for a worker. A repeat of an Event being written waits for it, so it is
-        aggregated into that Event, not written twice."""
+        """Emit queued events until cancelled, ``writers`` at a time. A repeat of an Event
+        being written waits for it, so it is aggregated into that Event, not written twice."""
         task_status.started()
         async with anyio.create_task_group() as tg:
             while True:
-                self._wakeup = anyio.Event()
-                key = self._next()
-                if key is None:
-                    await self._wakeup.wait()
-                elif self._busy() and self._queued < self._max_queued // 2:
-                    with anyio.move_on_after(YIELD_POLL):
-                        await self._wakeup.wait()
-                else:
-                    await self._writers.acquire()
-                    if key not in self._pending:  # flushed meanwhile (shutdown)
-                        self._writers.release()
+                while self._pending:
+                    event = self._pending.popleft()
+                    if event in self._in_flight:
+                        self._held.append(event)
                         continue
-                    events = self._take(key)
-                    self._in_flight.add(key)
-                    tg.start_soon(self._emit_group, key, events)
+                    await self._writers.acquire()
+                    self._in_flight.add(event)
+                    tg.start_soon(self._emit_one, event)
+                self._wakeup = anyio.Event()
+                if not self._pending:
+                    await self._wakeup.wait()
 
-    def _next(self) -> Similar | None:
-        """The oldest queued group not being written."""
-        return next((k for k in self._pending if k not in self._in_flight), None)
-
-    def _take(self, key: Similar) -> list[Event]:
-        events = self._pending.pop(key)
-        self._queued -= len(events)
-        return events
-
-    async def _emit_group(self, key: Similar, events: list[Event]) -> None:
+    async def _emit_one(self, event: Event) -> None:
         try:
-            await self.emit(*_combine(events))
+            await self.emit(event)
         finally:
-            self._in_flight.discard(key)
+            self._in_flight.discard(event)
             self._writers.release()
-            if self._wakeup is not None:
-                self._wakeup.set()
+            held = [e for e in self._held if e == event]
+            if held:
+                self._held = [e for e in self._held if e != event]
+                self._pending.extendleft(reversed(held))
+                if self._wakeup is not None:
+                    self._wakeup.set()
 
     async def flush(self) -> None:
         """Emit everything queued now (for shutdown)."""
+        self._pending.extend(self._held)
+        self._held.clear()
         while self._pending:
-            key = next(iter(self._pending))
-            await self.emit(*_combine(self._take(key)))
+            await self.emit(self._pending.popleft())
 
     async def emit_now(self, obj: ObjectRef, *, type: str, reason: str, message: str) -> str:
         """Write an event now, skipping the queue; returns the Event's name ("" on error)."""
         return await self.emit(Event(obj, type, reason, message))
 
-    async def emit(self, event: Event, count: int = 1) -> str:
-        """Write ``event`` (``count`` occurrences) now; returns the Event's name. Errors are
-        logged, not raised."""
+    async def emit(self, event: Event) -> str:
+        """Write ``event`` now; returns the Event's name. Errors are logged, not raised."""
         try:
-            name, outcome = await self._write(event, count)
+            name, outcome = await self._write(event)
         except Exception as err:
             self._metrics.events.inc(type=event.type, reason=event.reason, outcome="error")
             log.warning(
@@ -256,32 +215,27 @@ class EventRecorder:
         self._metrics.events.inc(type=event.type, reason=event.reason, outcome=outcome)
         return name
 
-    async def _write(self, event: Event, count: int) -> tuple[str, str]:
+    async def _write(self, event: Event) -> tuple[str, str]:
         now = self._clock()
         seen = self._seen.get(event)
         if seen is not None:
-            name, before = seen
+            name, count = seen
             try:
-                await self._aggregate(event, name, before + count, now)
+                await self._aggregate(event, name, count + 1, now)
             except Exception as err:
                 if status_code(err) != 404:
                     raise
                 # The Event expired (TTL) or was deleted: start a new one.
             else:
-                self._remember(event, name, before + count)
+                self._remember(event, name, count + 1)
                 return name, "aggregated"
         name = f"{event.ref.name}.{time.time_ns():x}"
         body = event_body(
-            event,
-            name=name,
-            component=self.component,
-            instance=self.instance,
-            now=now,
-            count=count,
+            event, name=name, component=self.component, instance=self.instance, now=now
         )
         namespace = body["metadata"]["namespace"]
         await call(self._client, build(EVENT, "create", namespace=namespace, body=body))
-        self._remember(event, name, count)
+        self._remember(event, name, 1)
         return name, "created"
 
     async def _aggregate(self, event: Event, name: str, count: int, now: float) -> None:

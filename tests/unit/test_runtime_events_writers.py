@@ -1,6 +1,5 @@
-"""The recorder writes several Events at once, a repeat waits for the Event it repeats
-(HTTP-level: the server below answers only once four writes are in flight together), similar
-events queued together are written as one, and Events wait while reconciles wait."""
+"""The recorder writes several Events at once, and a repeat waits for the Event it repeats
+(HTTP-level: the server below answers only once four writes are in flight together)."""
 
 from __future__ import annotations
 
@@ -24,13 +23,11 @@ class Server:
         self.together = together
         self.in_flight = 0
         self.requests: list[tuple[str, str]] = []
-        self.bodies: list[dict] = []
         self.released = anyio.Event()
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         body = orjson.loads(request.content)
         self.requests.append((request.method, body.get("reason") or request.url.path))
-        self.bodies.append(body)
         if request.method == "POST":
             self.in_flight += 1
             if self.in_flight >= self.together:
@@ -53,12 +50,10 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
             await group.start(recorder.run)
-            for name in ("a", "b", "c", "d"):
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")  # a repeat
+            for name in ("b", "c", "d"):
                 recorder.record(ref(name), type=NORMAL, reason=name.upper(), message="m")
-            await eventually_async(
-                lambda: len(server.requests) == 4, deadline=15, what="four writes in flight"
-            )
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")  # a repeat
             await eventually_async(
                 lambda: metrics.events.value(type="Normal", reason="A", outcome="aggregated") == 1,
                 deadline=15,
@@ -69,53 +64,4 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
     assert [method for method, _ in server.requests].count("PATCH") == 1
     assert server.requests[-1][0] == "PATCH"  # the repeat, after its Event was created
-    await client.close()
-
-
-@pytest.mark.anyio
-async def test_similar_events_queued_together_are_one_event_and_wait_while_reconciles_wait():
-    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    server = Server(together=1)
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
-    waiting = [True]  # reconciles waiting for a worker
-    recorder = EventRecorder(client, metrics=Metrics(), busy=lambda: waiting[0])
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            for name in ("g-a", "g-b", "g-a"):
-                recorder.record(
-                    ref("g"), type=NORMAL, reason="CreateX", message=f"Created X {name}"
-                )
-            recorder.record(ref("g"), type=NORMAL, reason="CreateY", message="Created Y g")
-            await anyio.wait_all_tasks_blocked()
-            assert server.requests == []  # held while reconciles wait
-            waiting[0] = False
-            await eventually_async(
-                lambda: len(server.requests) == 2, deadline=15, what="the two Events"
-            )
-            group.cancel_scope.cancel()
-    assert server.requests == [("POST", "CreateX"), ("POST", "CreateY")]
-    assert server.bodies[0]["message"] == "Created X g-a; Created X g-b"
-    assert server.bodies[0]["count"] == 3
-    assert server.bodies[1]["count"] == 1
-    await client.close()
-
-
-@pytest.mark.anyio
-async def test_a_flush_at_shutdown_takes_what_the_recorder_waits_to_write():
-    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    server = Server(together=2)  # the first write is answered once the flush's is sent too
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
-    recorder = EventRecorder(client, metrics=Metrics(), writers=1)
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
-            await eventually_async(lambda: server.requests, deadline=15, what="A in flight")
-            recorder.record(ref("b"), type=NORMAL, reason="B", message="m")
-            await anyio.wait_all_tasks_blocked()  # the recorder waits for its one writer
-            await recorder.flush()
-            await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
-            group.cancel_scope.cancel()
-    assert sorted(reason for _, reason in server.requests) == ["A", "B"]
     await client.close()
