@@ -112,7 +112,7 @@ class WatchSet:
             t
             for t in self.unsynced()
             if (not t.namespace or t.namespace == namespace)
-            and (resources is None or t.resource in resources)
+            and (resources is None or t.resource.plural in resources)
         ]
 
     def stuck(self) -> str:

@@ -112,7 +112,7 @@ def test_a_namespace_whose_rolebinding_is_gone_holds_back_only_its_graphs(
                 kube,
                 healthy=healthy,
                 stuck=stuck,
-                stuck_watch="/v1 secrets",
+                stuck_watch="v1 secrets",
                 repair=recreate,
             )
 

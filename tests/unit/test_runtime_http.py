@@ -94,10 +94,10 @@ def test_failing_check_counts_as_not_ready():
 
 def test_a_check_names_what_fails_and_an_empty_text_passes():
     health = Health()
-    health.add_readiness("caches", lambda: "/v1 secrets in b not synced")
+    health.add_readiness("caches", lambda: "v1 secrets in b not synced")
     health.add_readiness("discovery", lambda: "")
     ok, text = health.ready()
     assert not ok
-    assert "[-]caches: /v1 secrets in b not synced" in text
+    assert "[-]caches: v1 secrets in b not synced" in text
     assert "[+]discovery" in text
     assert text.endswith("failed: caches\n")
