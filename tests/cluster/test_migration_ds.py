@@ -4,7 +4,13 @@ every component always had a Service selecting a ready workload."""
 
 from __future__ import annotations
 
-from tests.cluster.support.dsgraph import ds_step, enable_ds, owner_uids, wait_ready
+from tests.cluster.support.dsgraph import (
+    ds_step,
+    enable_ds,
+    owner_uids,
+    wait_fallen_back,
+    wait_ready,
+)
 from tests.cluster.support.serving import ServingRecorder
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
@@ -215,14 +221,8 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                 what="the DisaggregatedSetFallback event",
             )
             assert len(events_for(kube, namespace, G, "DisaggregatedSetFallback")) == 1
-            eventually(
-                lambda: (
-                    kube.get(DS, namespace, G) is None
-                    and ready_reason(kube, namespace, G) == "all_resources_are_ready"
-                ),
-                deadline=DEADLINE,
-                step=ds_step(kube, namespace, fake),
-                what="the DS deleted once the DCDs are ready",
+            wait_fallen_back(
+                kube, namespace, G, fake, what="the DS deleted once the DCDs are ready"
             )
             for c in ("decode", "prefill"):
                 assert "disaggregatedset.x-k8s.io/name" not in _selector(kube, namespace, c)

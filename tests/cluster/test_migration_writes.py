@@ -9,14 +9,20 @@ from typing import Any
 
 import orjson
 
-from tests.cluster.support.dsgraph import ds_step, enable_ds, owner_uids, wait_ready
+from tests.cluster.support.dsgraph import (
+    ds_step,
+    enable_ds,
+    owner_uids,
+    wait_fallen_back,
+    wait_ready,
+)
 from tests.support.agent import Agent, running_agent
 from tests.support.apiproxy import ApiProxy
 from tests.support.fake_ds import LWS, FakeDsController
 from tests.support.fake_ds import MANAGER as FAKE_MANAGER
 from tests.support.fake_workloads import DEADLINE
 from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
-from tests.support.kube import DCD, DGD, DS, Kube, condition, controller, names, ready_reason
+from tests.support.kube import DCD, DGD, Kube, condition, controller, names, ready_reason
 from tests.support.polling import eventually
 from tests.support.writecounts import (
     model_service_writes,
@@ -137,15 +143,7 @@ def test_co_owners_of_a_model_service_do_not_race_during_a_fallback(control_plan
             assert controller(kube.get("Service", namespace, MODEL_SERVICE))["kind"] == DGD
             start = len(proxy.writes)
             kube.edit_graph(namespace, G, _add_adapter)
-            eventually(
-                lambda: (
-                    kube.get(DS, namespace, G) is None
-                    and ready_reason(kube, namespace, G) == "all_resources_are_ready"
-                ),
-                deadline=DEADLINE,
-                step=ds_step(kube, namespace, fake),
-                what="the fallback to DCDs, the DS deleted",
-            )
+            wait_fallen_back(kube, namespace, G, fake, what="the fallback to DCDs, the DS deleted")
             dcds = {kube.get(DCD, namespace, f"{G}-{c}")["metadata"]["uid"] for c in ROLES}
             eventually(
                 lambda: owner_uids(kube.get("Service", namespace, MODEL_SERVICE)) == dcds,

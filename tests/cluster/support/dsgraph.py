@@ -12,7 +12,7 @@ from typing import Any
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
 from tests.support.graphs import ENABLE_DS
-from tests.support.kube import Kube, ready_reason
+from tests.support.kube import DS, Kube, ready_reason
 from tests.support.polling import eventually
 
 READY = "all_resources_are_ready"
@@ -36,6 +36,17 @@ def wait_ready(kube: Kube, ns: str, graph: str, fake: FakeDsController, *, what:
     """Poll, stepping the simulated controllers, until ``graph`` reports every resource ready."""
     eventually(
         lambda: ready_reason(kube, ns, graph) == READY,
+        deadline=DEADLINE,
+        step=ds_step(kube, ns, fake),
+        what=what,
+    )
+
+
+def wait_fallen_back(kube: Kube, ns: str, graph: str, fake: FakeDsController, *, what: str) -> None:
+    """Poll, stepping the simulated controllers, until ``graph``'s DisaggregatedSet is gone and
+    the graph reports every resource ready (a fallback to DCDs, done)."""
+    eventually(
+        lambda: kube.get(DS, ns, graph) is None and ready_reason(kube, ns, graph) == READY,
         deadline=DEADLINE,
         step=ds_step(kube, ns, fake),
         what=what,
