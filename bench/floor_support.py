@@ -5,6 +5,7 @@ Nothing here asserts; it measures.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
@@ -228,6 +229,16 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(*pids: int) -> float:
+    """CPU time (user + system) the processes used so far: on a shared machine a steadier
+    figure than wall time, which other work stretches."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def timed(fn: Any, *args: Any, **kw: Any) -> tuple[Any, float]:

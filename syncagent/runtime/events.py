@@ -2,7 +2,8 @@
 
 A repeated event (same object, type, reason and message) is aggregated into the Event already
 written: its ``count`` goes up and ``lastTimestamp`` moves, as client-go's recorder does.
-:meth:`EventRecorder.record` queues without blocking; :meth:`EventRecorder.run` emits.
+:meth:`EventRecorder.record` queues without blocking; :meth:`EventRecorder.run` emits, after the
+work reconciles wait for (docs/lifecycle.md §4).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +31,10 @@ NORMAL = "Normal"
 WARNING = "Warning"
 MAX_MESSAGE = 1024  # the API server's limit for event notes
 EVENT = Resource.of("v1", "Event", "events")
+# While reconciles wait for a worker, queued Events wait: at most this long (seconds), looking
+# again this often.
+MAX_DEFER = 30.0
+DEFER_POLL = 0.2
 
 
 @dataclass(frozen=True)
@@ -118,9 +123,13 @@ class EventRecorder:
         max_aggregated: int = 4096,
         max_queued: int = 10_000,
         writers: int = 4,
+        busy: Callable[[], bool] = lambda: False,
+        max_defer: float = MAX_DEFER,
     ) -> None:
         """``writers``: Events written at once. One at a time, a first convergence of 1,000
-        graphs (an Event per created object) queued thousands and dropped the rest."""
+        graphs (an Event per created object) queued thousands and dropped the rest.
+        ``busy``: whether reconciles wait for a worker; queued Events then wait, up to
+        ``max_defer`` seconds or until half of ``max_queued`` are queued."""
         self._client = client
         self.component = component
         self.instance = instance or component
@@ -128,12 +137,14 @@ class EventRecorder:
         self._clock = clock
         self._seen: OrderedDict[Event, tuple[str, int]] = OrderedDict()
         self._max_aggregated = max_aggregated
-        self._pending: deque[Event] = deque()
+        self._pending: deque[tuple[Event, float]] = deque()  # and when it was queued
         self._max_queued = max_queued
         self._wakeup: anyio.Event | None = None
         self._writers = anyio.Semaphore(max(1, writers))
         self._in_flight: set[Event] = set()
         self._held: list[Event] = []  # repeats of an Event being written: aggregated after it
+        self._busy = busy
+        self._max_defer = max_defer
 
     def __len__(self) -> int:
         """Events remembered for aggregation."""
@@ -153,20 +164,21 @@ class EventRecorder:
             log.warning("event dropped: queue full", extra={"object": str(obj), "reason": reason})
             return
         notes = tuple(sorted((annotations or {}).items()))
-        self._pending.append(Event(obj, type, reason, message, notes))
+        self._pending.append((Event(obj, type, reason, message, notes), time.monotonic()))
         if self._wakeup is not None:
             self._wakeup.set()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Emit queued events until cancelled, ``writers`` at a time. A repeat of an Event
-        being written waits for it, so it is aggregated into that Event, not written twice."""
+        """Emit queued events until cancelled, ``writers`` at a time, while reconciles do not
+        wait for a worker. A repeat of an Event being written waits for it, so it is aggregated
+        into that Event, not written twice."""
         task_status.started()
         async with anyio.create_task_group() as tg:
             while True:
-                while self._pending:
-                    event = self._pending.popleft()
+                while self._pending and not self._deferred():
+                    event, _ = self._pending.popleft()
                     if event in self._in_flight:
                         self._held.append(event)
                         continue
@@ -176,6 +188,18 @@ class EventRecorder:
                 self._wakeup = anyio.Event()
                 if not self._pending:
                     await self._wakeup.wait()
+                else:
+                    with anyio.move_on_after(DEFER_POLL):
+                        await self._wakeup.wait()
+
+    def _deferred(self) -> bool:
+        """Whether the oldest queued Event waits for the reconciles waiting for a worker."""
+        queued_at = self._pending[0][1]
+        return (
+            len(self._pending) < self._max_queued // 2
+            and time.monotonic() - queued_at < self._max_defer
+            and self._busy()
+        )
 
     async def _emit_one(self, event: Event) -> None:
         try:
@@ -186,16 +210,17 @@ class EventRecorder:
             held = [e for e in self._held if e == event]
             if held:
                 self._held = [e for e in self._held if e != event]
-                self._pending.extendleft(reversed(held))
+                now = time.monotonic()
+                self._pending.extendleft((e, now) for e in reversed(held))
                 if self._wakeup is not None:
                     self._wakeup.set()
 
     async def flush(self) -> None:
         """Emit everything queued now (for shutdown)."""
-        self._pending.extend(self._held)
+        self._pending.extend((e, 0.0) for e in self._held)
         self._held.clear()
         while self._pending:
-            await self.emit(self._pending.popleft())
+            await self.emit(self._pending.popleft()[0])
 
     async def emit_now(self, obj: ObjectRef, *, type: str, reason: str, message: str) -> str:
         """Write an event now, skipping the queue; returns the Event's name ("" on error)."""

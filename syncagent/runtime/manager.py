@@ -122,7 +122,13 @@ class Manager:
             watch_timeout=options.watch_timeout,
         )
         identity = options.lease.identity if options.lease else ""
-        self.events = EventRecorder(client, instance=instance or identity, metrics=self.metrics)
+        # Events wait while reconciles wait for a worker (docs/lifecycle.md §4).
+        self.events = EventRecorder(
+            client,
+            instance=instance or identity,
+            metrics=self.metrics,
+            busy=lambda: any(len(c.queue) for c in self._controllers),
+        )
         self.elector = (
             LeaderElector(client, options.lease, metrics=self.metrics) if options.lease else None
         )

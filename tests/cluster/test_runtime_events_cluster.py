@@ -96,3 +96,31 @@ async def test_a_failed_write_is_reported_not_raised(async_client):
     recorder = EventRecorder(async_client, metrics=metrics)
     assert await recorder.emit_now(ref, type=NORMAL, reason="R", message="m") == ""
     assert metrics.events.value(type="Normal", reason="R", outcome="error") == 1
+
+
+async def test_events_wait_while_reconciles_wait_and_follow_their_writes(async_client, namespace):
+    cm = await create(async_client, config_map(namespace, "subject"))
+    ref = ObjectRef.of({**cm, "apiVersion": "v1", "kind": "ConfigMap"})
+    waiting = [True]  # reconciles waiting for a worker
+    recorder = EventRecorder(async_client, metrics=Metrics(), busy=lambda: waiting[0])
+    names = ("g-frontend", "g-decode", "g-worker")
+    async with anyio.create_task_group() as tg:
+        await tg.start(recorder.run)
+        for name in names:
+            recorder.record(ref, type=NORMAL, reason="CreateX", message=f"Created X {name}")
+        await anyio.wait_all_tasks_blocked()
+        # A reconcile's own write, made while its events wait: it does not queue behind them.
+        marker = await create(async_client, config_map(namespace, "marker"))
+        waiting[0] = False
+
+        async def arrived() -> list[dict] | None:
+            items = await events_about(async_client, namespace, "subject")
+            return items if len(items) == len(names) else None
+
+        events = await eventually_async(arrived, deadline=10, what="the three Events")
+        tg.cancel_scope.cancel()
+    assert sorted(e["message"] for e in events) == sorted(f"Created X {n}" for n in names)
+    assert all(e["count"] == 1 for e in events)
+    # Written after the reconcile's write (etcd revisions order every write).
+    marked = int(marker["metadata"]["resourceVersion"])
+    assert all(int(e["metadata"]["resourceVersion"]) > marked for e in events)

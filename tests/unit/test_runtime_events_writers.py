@@ -65,3 +65,64 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     assert [method for method, _ in server.requests].count("PATCH") == 1
     assert server.requests[-1][0] == "PATCH"  # the repeat, after its Event was created
     await client.close()
+
+
+def recorder_on(server: Server, **options) -> tuple[AsyncClient, EventRecorder]:
+    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
+    http_client(client)._transport = httpx2.MockTransport(server.handle)
+    return client, EventRecorder(client, metrics=Metrics(), **options)
+
+
+@pytest.mark.anyio
+async def test_events_wait_while_reconciles_wait_then_each_is_written():
+    server = Server(together=1)
+    waiting = [True]  # reconciles waiting for a worker
+    client, recorder = recorder_on(server, busy=lambda: waiting[0])
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            await group.start(recorder.run)
+            for name in ("g-a", "g-b"):
+                recorder.record(ref("g"), type=NORMAL, reason="CreateX", message=f"Created {name}")
+            await anyio.wait_all_tasks_blocked()
+            assert server.requests == []  # held while reconciles wait
+            waiting[0] = False
+            await eventually_async(
+                lambda: len(server.requests) == 2, deadline=15, what="both Events"
+            )
+            group.cancel_scope.cancel()
+    assert server.requests == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
+    await client.close()
+
+
+@pytest.mark.anyio
+async def test_an_event_waits_for_busy_reconciles_only_so_long():
+    server = Server(together=1)
+    client, recorder = recorder_on(server, busy=lambda: True, max_defer=2.0)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            await group.start(recorder.run)
+            recorder.record(ref("g"), type=NORMAL, reason="A", message="m")
+            await anyio.wait_all_tasks_blocked()
+            assert server.requests == []
+            await eventually_async(lambda: server.requests, deadline=15, what="the Event")
+            group.cancel_scope.cancel()
+    assert server.requests == [("POST", "A")]
+    await client.close()
+
+
+@pytest.mark.anyio
+async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
+    server = Server(together=1)
+    client, recorder = recorder_on(server, busy=lambda: True, max_queued=4)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            await group.start(recorder.run)
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
+            await anyio.wait_all_tasks_blocked()
+            assert server.requests == []
+            recorder.record(ref("b"), type=NORMAL, reason="B", message="m")  # half full
+            await eventually_async(lambda: server.requests, deadline=15, what="an Event")
+            await anyio.wait_all_tasks_blocked()
+            group.cancel_scope.cancel()
+    assert server.requests == [("POST", "A")]  # the oldest; B waits again
+    await client.close()
