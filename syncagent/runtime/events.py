@@ -210,8 +210,8 @@ class EventRecorder:
             held = [e for e in self._held if e == event]
             if held:
                 self._held = [e for e in self._held if e != event]
-                now = time.monotonic()
-                self._pending.extendleft((e, now) for e in reversed(held))
+                # They waited behind their Event already: first in line, not held again.
+                self._pending.extendleft((e, 0.0) for e in reversed(held))
                 if self._wakeup is not None:
                     self._wakeup.set()
 
