@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -96,6 +97,13 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
         text = read()["text"]
         assert "when the object was created" in text
         assert re.search(rf"Z  {taker[0]['manager']} \(Update/scale\) +1 -> 3\n", text), text
+    # Creation times are whole seconds, and an object created in the second the history began
+    # counts as created (docs/ownership.md §6): restart in a later second, or the restarted
+    # agent's history would rightly begin at the creation.
+    created = datetime.fromisoformat(
+        kube.get("Deployment", namespace, DEPLOY)["metadata"]["creationTimestamp"]
+    ).timestamp()
+    eventually(lambda: time.time() >= created + 1.0, deadline=3, what="a second after the create")
     restarted = time.time()
     with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):
         after = eventually(
