@@ -178,11 +178,17 @@ class EventRecorder:
         async with anyio.create_task_group() as tg:
             while True:
                 while self._pending and not self._deferred():
+                    # A writer first: an Event stays queued while it waits for one, so a flush
+                    # at shutdown still finds it.
+                    await self._writers.acquire()
+                    if not self._pending:  # a flush took them meanwhile
+                        self._writers.release()
+                        break
                     event, _ = self._pending.popleft()
                     if event in self._in_flight:
                         self._held.append(event)
+                        self._writers.release()
                         continue
-                    await self._writers.acquire()
                     self._in_flight.add(event)
                     tg.start_soon(self._emit_one, event)
                 self._wakeup = anyio.Event()

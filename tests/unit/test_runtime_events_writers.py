@@ -126,3 +126,21 @@ async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
             group.cancel_scope.cancel()
     assert server.requests == [("POST", "A")]  # the oldest; B waits again
     await client.close()
+
+
+@pytest.mark.anyio
+async def test_a_flush_at_shutdown_takes_what_waits_for_a_writer():
+    server = Server(together=2)  # the first write is answered once the flush's is sent too
+    client, recorder = recorder_on(server, writers=1)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            await group.start(recorder.run)
+            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
+            await eventually_async(lambda: server.requests, deadline=15, what="A in flight")
+            recorder.record(ref("b"), type=NORMAL, reason="B", message="m")
+            await anyio.wait_all_tasks_blocked()  # the recorder waits for its one writer
+            await recorder.flush()
+            await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
+            group.cancel_scope.cancel()
+    assert sorted(reason for _, reason in server.requests) == ["A", "B"]
+    await client.close()
