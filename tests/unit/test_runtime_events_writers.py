@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
 import anyio
 import httpx2
 import orjson
@@ -40,26 +44,38 @@ def ref(name: str) -> ObjectRef:
     return ObjectRef("v1", "ConfigMap", "ns", name, "uid-" + name)
 
 
-@pytest.mark.anyio
-async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event():
+def recorder_on(server: Server, **options: Any) -> tuple[AsyncClient, EventRecorder]:
     client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    server = Server(together=4)
     http_client(client)._transport = httpx2.MockTransport(server.handle)
-    metrics = Metrics()
-    recorder = EventRecorder(client, metrics=metrics, writers=4)
+    options.setdefault("metrics", Metrics())
+    return client, EventRecorder(client, **options)
+
+
+@asynccontextmanager
+async def running(recorder: EventRecorder) -> AsyncIterator[None]:
+    """The recorder's loop for the body (at most 20 s), then cancelled."""
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
             await group.start(recorder.run)
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="same")  # a repeat
-            for name in ("b", "c", "d"):
-                recorder.record(ref(name), type=NORMAL, reason=name.upper(), message="m")
-            await eventually_async(
-                lambda: metrics.events.value(type="Normal", reason="A", outcome="aggregated") == 1,
-                deadline=15,
-                what="the repeat aggregated",
-            )
+            yield
             group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event():
+    server = Server(together=4)
+    metrics = Metrics()
+    client, recorder = recorder_on(server, metrics=metrics, writers=4)
+    async with running(recorder):
+        recorder.record(ref("a"), type=NORMAL, reason="A", message="same")
+        recorder.record(ref("a"), type=NORMAL, reason="A", message="same")  # a repeat
+        for name in ("b", "c", "d"):
+            recorder.record(ref(name), type=NORMAL, reason=name.upper(), message="m")
+        await eventually_async(
+            lambda: metrics.events.value(type="Normal", reason="A", outcome="aggregated") == 1,
+            deadline=15,
+            what="the repeat aggregated",
+        )
     posts = sorted(reason for method, reason in server.requests if method == "POST")
     assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
     assert [method for method, _ in server.requests].count("PATCH") == 1
@@ -67,29 +83,18 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     await client.close()
 
 
-def recorder_on(server: Server, **options) -> tuple[AsyncClient, EventRecorder]:
-    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
-    return client, EventRecorder(client, metrics=Metrics(), **options)
-
-
 @pytest.mark.anyio
 async def test_events_wait_while_reconciles_wait_then_each_is_written():
     server = Server(together=1)
     waiting = [True]  # reconciles waiting for a worker
     client, recorder = recorder_on(server, busy=lambda: waiting[0])
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            for name in ("g-a", "g-b"):
-                recorder.record(ref("g"), type=NORMAL, reason="CreateX", message=f"Created {name}")
-            await anyio.wait_all_tasks_blocked()
-            assert server.requests == []  # held while reconciles wait
-            waiting[0] = False
-            await eventually_async(
-                lambda: len(server.requests) == 2, deadline=15, what="both Events"
-            )
-            group.cancel_scope.cancel()
+    async with running(recorder):
+        for name in ("g-a", "g-b"):
+            recorder.record(ref("g"), type=NORMAL, reason="CreateX", message=f"Created {name}")
+        await anyio.wait_all_tasks_blocked()
+        assert server.requests == []  # held while reconciles wait
+        waiting[0] = False
+        await eventually_async(lambda: len(server.requests) == 2, deadline=15, what="both Events")
     assert server.requests == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
     await client.close()
 
@@ -98,14 +103,11 @@ async def test_events_wait_while_reconciles_wait_then_each_is_written():
 async def test_an_event_waits_for_busy_reconciles_only_so_long():
     server = Server(together=1)
     client, recorder = recorder_on(server, busy=lambda: True, max_defer=2.0)
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            recorder.record(ref("g"), type=NORMAL, reason="A", message="m")
-            await anyio.wait_all_tasks_blocked()
-            assert server.requests == []
-            await eventually_async(lambda: server.requests, deadline=15, what="the Event")
-            group.cancel_scope.cancel()
+    async with running(recorder):
+        recorder.record(ref("g"), type=NORMAL, reason="A", message="m")
+        await anyio.wait_all_tasks_blocked()
+        assert server.requests == []
+        await eventually_async(lambda: server.requests, deadline=15, what="the Event")
     assert server.requests == [("POST", "A")]
     await client.close()
 
@@ -114,16 +116,13 @@ async def test_an_event_waits_for_busy_reconciles_only_so_long():
 async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
     server = Server(together=1)
     client, recorder = recorder_on(server, busy=lambda: True, max_queued=4)
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
-            await anyio.wait_all_tasks_blocked()
-            assert server.requests == []
-            recorder.record(ref("b"), type=NORMAL, reason="B", message="m")  # half full
-            await eventually_async(lambda: server.requests, deadline=15, what="an Event")
-            await anyio.wait_all_tasks_blocked()
-            group.cancel_scope.cancel()
+    async with running(recorder):
+        recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
+        await anyio.wait_all_tasks_blocked()
+        assert server.requests == []
+        recorder.record(ref("b"), type=NORMAL, reason="B", message="m")  # half full
+        await eventually_async(lambda: server.requests, deadline=15, what="an Event")
+        await anyio.wait_all_tasks_blocked()
     assert server.requests == [("POST", "A")]  # the oldest; B waits again
     await client.close()
 
@@ -132,15 +131,12 @@ async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
 async def test_a_flush_at_shutdown_takes_what_waits_for_a_writer():
     server = Server(together=2)  # the first write is answered once the flush's is sent too
     client, recorder = recorder_on(server, writers=1)
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as group:
-            await group.start(recorder.run)
-            recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
-            await eventually_async(lambda: server.requests, deadline=15, what="A in flight")
-            recorder.record(ref("b"), type=NORMAL, reason="B", message="m")
-            await anyio.wait_all_tasks_blocked()  # the recorder waits for its one writer
-            await recorder.flush()
-            await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
-            group.cancel_scope.cancel()
+    async with running(recorder):
+        recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
+        await eventually_async(lambda: server.requests, deadline=15, what="A in flight")
+        recorder.record(ref("b"), type=NORMAL, reason="B", message="m")
+        await anyio.wait_all_tasks_blocked()  # the recorder waits for its one writer
+        await recorder.flush()
+        await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
     assert sorted(reason for _, reason in server.requests) == ["A", "B"]
     await client.close()
