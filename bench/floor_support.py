@@ -174,28 +174,31 @@ def bare_loop(kube: Kube, created: list[dict[str, Any]], *, concurrency: int) ->
     return {"objects": len(rendered), "status owners": len(owners)}
 
 
+def ready_status_due(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The ready status the fake kubelet owes a Deployment whose status is behind (else None)."""
+    meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
+    live = obj.get("status") or {}
+    if live.get("observedGeneration") == meta["generation"] and live.get("replicas") == replicas:
+        return None
+    return deployment_ready(meta["generation"], replicas)
+
+
+def write_status(kube: Kube, namespace: str, name: str, status: dict[str, Any]) -> None:
+    """The fake kubelet's write of a Deployment's status."""
+    kube.merge(
+        "Deployment", namespace, name, {"status": status}, sub="status", manager="test-kubelet"
+    )
+
+
 def simulate_ready(kube: Kube, namespace: str, pool: ThreadPoolExecutor) -> int:
     """The fake kubelet of tests/support/fake_workloads.py, writing in parallel: a ready status
     on every Deployment whose status is behind. Returns how many it wrote."""
-    behind = []
-    for obj in kube.list("Deployment", namespace):
-        meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
-        live = obj.get("status") or {}
-        if live.get("observedGeneration") != meta["generation"] or live.get("replicas") != replicas:
-            behind.append((meta["name"], deployment_ready(meta["generation"], replicas)))
-    list(
-        pool.map(
-            lambda item: kube.merge(
-                "Deployment",
-                namespace,
-                item[0],
-                {"status": item[1]},
-                sub="status",
-                manager="test-kubelet",
-            ),
-            behind,
-        )
-    )
+    behind = [
+        (obj["metadata"]["name"], status)
+        for obj in kube.list("Deployment", namespace)
+        if (status := ready_status_due(obj)) is not None
+    ]
+    list(pool.map(lambda item: write_status(kube, namespace, *item), behind))
     return len(behind)
 
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import floor_support as fs
 import httpx2
 import orjson
 
-from tests.support.fake_workloads import _deployment_ready as deployment_ready
 from tests.support.kube import DGD, Kube
 
 READY = "all_resources_are_ready"
@@ -68,24 +68,11 @@ class Kubelet:
         self._watch = Watch(kube, "Deployment", namespace, self._seen)
 
     def _seen(self, obj: dict[str, Any]) -> None:
-        meta, replicas = obj["metadata"], obj["spec"].get("replicas", 1)
-        live = obj.get("status") or {}
-        if (
-            live.get("observedGeneration") == meta["generation"]
-            and live.get("replicas") == replicas
-        ):
-            return
-        key = (meta["name"], meta["generation"])
-        if key not in self._written:
+        status = fs.ready_status_due(obj)
+        key = (obj["metadata"]["name"], obj["metadata"]["generation"])
+        if status is not None and key not in self._written:
             self._written.add(key)
-            status = deployment_ready(meta["generation"], replicas)
-            self._pool.submit(self._write, meta["name"], status)
-
-    def _write(self, name: str, status: dict[str, Any]) -> None:
-        self._kube.merge(
-            "Deployment", self._namespace, name, {"status": status}, sub="status",
-            manager="test-kubelet",
-        )  # fmt: skip
+            self._pool.submit(fs.write_status, self._kube, self._namespace, key[0], status)
 
     def stop(self) -> None:
         self._watch.stopped = True
