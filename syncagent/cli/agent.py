@@ -27,7 +27,8 @@ from syncagent.programs.capabilities import (
 )
 from syncagent.programs.registry import Registry
 from syncagent.runtime import http
-from syncagent.runtime.client import ClientConfigError, make_client
+from syncagent.runtime.client import ClientConfigError
+from syncagent.runtime.connections import make_clients
 from syncagent.runtime.leader import LeaseConfig, default_identity
 from syncagent.runtime.logging import configure_logging
 from syncagent.runtime.manager import Manager, ManagerOptions
@@ -53,11 +54,12 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     try:
         capabilities = capability_overrides(settings.capability, declared=programs.capabilities())
         shard = shard_of(settings)
-        client = make_client(
+        clients = make_clients(
             kubeconfig=settings.connection.kubeconfig,
             context=settings.connection.context,
             timeout=settings.connection.request_timeout,
         )
+        client = clients.requests
         options = ManagerOptions(
             metrics_address=settings.http.metrics,
             metrics_probes=settings.http.health is None,
@@ -76,7 +78,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
         )
     except (ValueError, ClientConfigError) as err:
         raise UserError(str(err)) from None
-    manager = Manager(client, options, metrics=default_metrics())
+    manager = Manager(client, options, metrics=default_metrics(), clients=clients)
     controllers = ControllerSettings(
         namespaces=tuple(settings.watches.namespaces),
         concurrency=settings.watches.concurrency,

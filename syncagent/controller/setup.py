@@ -85,7 +85,7 @@ def setup(
     """Watches, caches, the DGD and DCD controllers and the handlers that connect them;
     ``history`` records ownership transitions from every watch of whole objects."""
     manager.watches = WatchSet(
-        client,
+        manager.clients.watches,  # their own pool: watches never starve requests
         metrics=manager.metrics,
         optional=manager.options.group_versions,
         on_not_found=manager.discovery.request_refresh,

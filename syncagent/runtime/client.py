@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import yaml
 from lightkube import AsyncClient, KubeConfig, SingleConfig
+from lightkube.config.client_adapter import verify_cluster
 from lightkube.core.exceptions import ConfigError
 
 from syncagent.rest.request import addressed
@@ -72,11 +73,18 @@ def make_client(
     timeout: float = 30.0,
     metrics: Metrics | None = None,
     retry: RetryPolicy | None = None,
+    limits: httpx2.Limits | None = None,
 ) -> AsyncClient:
     """A lightkube ``AsyncClient``; every request it sends is counted in ``metrics``, and
-    transient failures are retried per request (``syncagent.runtime.retry``)."""
+    transient failures are retried per request (``syncagent.runtime.retry``). ``limits``: its
+    connection pool (default httpx2's: 100 connections; ``runtime/connections.py``)."""
     config = load_config(kubeconfig=kubeconfig, context=context)
-    client = AsyncClient(config, namespace=namespace, timeout=httpx2.Timeout(timeout))
+    client = AsyncClient(
+        config,
+        namespace=namespace,
+        timeout=httpx2.Timeout(timeout),
+        transport=None if limits is None else _pooled(config, limits),
+    )
     http = http_client(client)
     http.headers["User-Agent"] = USER_AGENT
     metrics = metrics or default_metrics()
@@ -84,6 +92,14 @@ def make_client(
     stages.install(http)  # outside the retries: a reconcile waits for them too
     instrument(client, metrics=metrics)
     return client
+
+
+def _pooled(config: SingleConfig, limits: httpx2.Limits) -> httpx2.AsyncHTTPTransport:
+    """A transport with a pool of ``limits``; lightkube has no pool option, and a transport
+    given to it must bring the TLS context lightkube would have made (CA, client cert)."""
+    assert config.user is not None  # load_config returns a context with a user
+    verify = verify_cluster(config.cluster, config.user, config.abs_file)
+    return httpx2.AsyncHTTPTransport(verify=verify, limits=limits)
 
 
 def request_verb(method: str, path: str, params: Mapping[str, list[str]]) -> str:

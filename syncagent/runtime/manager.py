@@ -29,6 +29,7 @@ from lightkube import AsyncClient
 from syncagent.runtime import http
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import split_key
+from syncagent.runtime.connections import Clients
 from syncagent.runtime.discovery import Discovery, DiscoveryError, Resolve, Snapshot, served_only
 from syncagent.runtime.events import EventRecorder
 from syncagent.runtime.health import Health
@@ -101,8 +102,12 @@ class Manager:
         *,
         metrics: Metrics | None = None,
         instance: str = "",
+        clients: Clients | None = None,
     ) -> None:
+        """``clients``: a pool per kind of traffic (runtime/connections.py); without it,
+        everything goes over ``client``."""
         self.client = client
+        self.clients = clients or Clients.sharing(client)
         self.options = options
         self.metrics = metrics or default_metrics()
         self.health = Health()
@@ -115,7 +120,7 @@ class Manager:
             metrics=self.metrics,
         )
         self.watches = WatchSet(
-            client,
+            self.clients.watches,
             optional=options.group_versions,
             metrics=self.metrics,
             on_not_found=self.discovery.request_refresh,
@@ -130,7 +135,9 @@ class Manager:
             busy=lambda: any(len(c.queue) for c in self._controllers),
         )
         self.elector = (
-            LeaderElector(client, options.lease, metrics=self.metrics) if options.lease else None
+            LeaderElector(self.clients.lease, options.lease, metrics=self.metrics)
+            if options.lease
+            else None
         )
         self.port: int | None = None
         self._controllers: list[_Controller] = []
@@ -228,7 +235,7 @@ class Manager:
                 table,
                 what=what,
                 tls=selfsigned.server_context(self.options.metrics_cert_dir),
-                authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.client)),
+                authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.clients.reviews)),
             )
         await http.serve_endpoint(server, task_status=task_status)
 
