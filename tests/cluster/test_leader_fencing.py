@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -49,7 +49,15 @@ ANSWER_DELAY = {
 class Writer:
     """An elector talking through its own proxy; while it leads it writes without pause."""
 
-    def __init__(self, proxy: HttpFaultProxy, client: AsyncClient, namespace: str, lease: str):
+    def __init__(
+        self,
+        proxy: HttpFaultProxy,
+        client: AsyncClient,
+        namespace: str,
+        lease: str,
+        *,
+        lease_clock: Callable[[], float] = leaseclock.now,
+    ):
         self.proxy = proxy
         self.identity = f"writer-{id(self)}"
         cfg = LeaseConfig(
@@ -61,13 +69,14 @@ class Writer:
             retry_period=RETRY,
             release_on_cancel=False,
         )
-        self.elector = LeaderElector(client, cfg, metrics=Metrics())
+        self.elector = LeaderElector(client, cfg, metrics=Metrics(), lease_clock=lease_clock)
         fencing.install(http_client(client), self.elector.fence)
         self._client = client
         self._namespace = namespace
         self._name = f"{lease}-writes"
         self.error: BaseException | None = None
         self.stopped = anyio.Event()
+        self.stopped_at = math.inf  # time.monotonic()
 
     async def run(self) -> None:
         try:
@@ -75,6 +84,7 @@ class Writer:
         except LeadershipLost as err:
             self.error = err
         finally:
+            self.stopped_at = time.monotonic()
             self.stopped.set()
 
     async def _lead(self) -> None:
@@ -263,3 +273,67 @@ async def test_a_stalled_leader_sends_no_write_after_its_deadline(control_plane,
     assert late == [], f"writes sent after the deadline (seconds late): {late}"
     assert old.elector.fence.refused >= 1, "the stalled write was not refused at its send"
     assert all(w.at < first_new for w in old.writes())
+
+
+class SuspendingWriter(Writer):
+    """A writer whose machine is suspended for :data:`STALL` seconds right after a renewal:
+    its leadership clock (CLOCK_BOOTTIME) jumps, its event loop's clock (CLOCK_MONOTONIC) does
+    not, as on a real suspend."""
+
+    def __init__(self, *args: object) -> None:
+        self.suspended = 0.0
+        self.resumed_at: float | None = None  # time.monotonic() at the jump
+        self.renewed_before: float | None = None  # the last renewal's send before it
+        super().__init__(*args, lease_clock=lambda: leaseclock.now() + self.suspended)
+
+    async def _lead(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(LOOPS):
+                tg.start_soon(self.write_forever)
+            first = self.elector.last_renew
+            await eventually_async(
+                lambda: self.elector.last_renew != first, deadline=10, what="a renewal"
+            )
+            self.renewed_before = self.elector.last_renew  # unjumped
+            self.suspended = STALL
+            self.resumed_at = time.monotonic()
+
+
+async def test_a_suspended_leader_sends_no_write_after_it_wakes(control_plane, namespace):
+    async with (
+        writer(control_plane, namespace, "suspend") as follower,
+        anyio.create_task_group() as tg,
+    ):
+        with HttpFaultProxy(control_plane) as proxy:
+            config = proxy.kubeconfig()
+            client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+            try:
+                old = SuspendingWriter(proxy, client, namespace, "suspend")
+                tg.start_soon(old.run)
+                await eventually_async(lambda: old.writes(), deadline=20, what="the first leader")
+                tg.start_soon(follower.run)
+                await eventually_async(
+                    lambda: old.stopped.is_set(), deadline=20, what="the woken leader to stop"
+                )
+                await eventually_async(
+                    lambda: follower.writes(), deadline=20, what="the follower to take over"
+                )
+                tg.cancel_scope.cancel()
+            finally:
+                await client.close()
+                config.unlink(missing_ok=True)
+    assert isinstance(old.error, LeadershipLost), old.error
+    assert old.resumed_at is not None
+    assert old.renewed_before is not None
+    # The deadline on the event loop's clock: the suspend never happened for it.
+    loop_deadline = old.renewed_before + RENEW - (leaseclock.now() - time.monotonic())
+    late = [w.at - old.resumed_at for w in old.writes() if w.at > old.resumed_at + IN_FLIGHT]
+    print(
+        f"suspended leader: {len(old.writes())} writes, {old.elector.fence.refused} refused "
+        f"at the send, stopped {old.stopped_at - old.resumed_at:.3f}s after waking, "
+        f"{loop_deadline - old.stopped_at:.3f}s before its event loop's deadline"
+    )
+    assert late == [], f"writes sent after waking past the deadline (seconds after): {late}"
+    assert old.elector.fence.refused >= 1
+    assert old.stopped_at < loop_deadline, "leading ended by the loop's clock, not the lease's"
+    assert all(w.at < follower.writes()[0].at for w in old.writes())
