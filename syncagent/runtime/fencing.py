@@ -67,7 +67,7 @@ class Fence:
         self._clock = clock
         self._until: float | None = None
         self._on_expiry: Callable[[], None] | None = None
-        self.refused = 0
+        self.refused = 0  # sends refused so far (the tests print it)
 
     def open_until(self, until: float, *, on_expiry: Callable[[], None]) -> None:
         """Leading starts: writes go until ``until`` (leadership clock); the first send that
