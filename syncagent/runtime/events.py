@@ -23,6 +23,7 @@ from lightkube import AsyncClient
 from syncagent.rest.request import MERGE_PATCH, build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, status_code
+from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
@@ -236,6 +237,14 @@ class EventRecorder:
         """Write ``event`` now; returns the Event's name. Errors are logged, not raised."""
         try:
             name, outcome = await self._write(event)
+        except NotLeader as err:
+            # Not leading (any more): the leader's reconciles report what they find.
+            self._metrics.events.inc(type=event.type, reason=event.reason, outcome="not_leader")
+            log.info(
+                "event not written: not leading",
+                extra={"object": str(event.ref), "reason": event.reason, "error": str(err)},
+            )
+            return ""
         except Exception as err:
             self._metrics.events.inc(type=event.type, reason=event.reason, outcome="error")
             log.warning(

@@ -2,12 +2,14 @@
 
 - A candidate takes the Lease when it is free (no holder) or expired: its holder has not
   renewed it for ``leaseDurationSeconds``, measured from when *this* candidate observed the
-  last renewal (local monotonic clock, so clock skew between machines does not matter).
+  last renewal (the local leadership clock, ``leaseclock``, which runs through suspend, so
+  clock skew between machines does not matter).
 - The leader renews every ``retry_period``. It leads only until ``renew_deadline`` after it
   *sent* its last renewal the server confirmed: the server stored that renewal after it was
   sent, and a follower counts the lease duration from when it read the renewal, later still,
-  so the leader's work (and every write in flight) is cancelled before anyone may take over,
-  however late the answer came. A read that shows another holder ends leading at once.
+  so the leader's work is cancelled before anyone may take over, however late the answer
+  came, and :attr:`LeaderElector.fence` refuses every write sent after that deadline, even
+  one whose task ran late (``fencing``). A read that shows another holder ends leading at once.
 - On a clean exit the leader releases the Lease (no holder, 1 s duration) so a standby takes
   over at once. Updates use the Lease's resourceVersion, so two candidates never both win.
 """
@@ -33,6 +35,8 @@ from lightkube import AsyncClient
 from syncagent.rest.request import Request, build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, status_code
+from syncagent.runtime import leaseclock
+from syncagent.runtime.fencing import Fence, not_leader
 from syncagent.runtime.metrics import Metrics, default_metrics
 
 log = logging.getLogger(__name__)
@@ -78,6 +82,10 @@ class LeaseConfig:
         name = "" if verb == "create" else self.name
         return build(LEASE, verb, namespace=self.namespace, name=name, body=body)
 
+    def paths(self) -> tuple[str, ...]:
+        """The URL paths of this Lease's own requests (the fence lets them through)."""
+        return (self.request("create").path, self.request("get").path)
+
     def __str__(self) -> str:
         return f"Lease/{self.namespace}/{self.name}"
 
@@ -103,19 +111,23 @@ class LeaderElector:
         *,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        lease_clock: Callable[[], float] = leaseclock.now,
     ) -> None:
         self._client = client
         self.config = config
         self._metrics = metrics or default_metrics()
-        self._clock = clock
+        self._clock = clock  # wall time, for the Lease's renewTime
+        self._now = lease_clock  # every duration of the election
+        # Closed unless leading; the manager installs it on the client that sends the writes.
+        self.fence = Fence(lease=str(config), exempt=config.paths(), clock=lease_clock)
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._observed_duration = config.lease_duration
         self._leader = False
         self._decided: anyio.Event | None = None
         self._is_decided = False
-        # When (anyio.current_time) the last write the server confirmed was sent: leading
-        # ends renew_deadline after it.
+        # When (leadership clock) the last write the server confirmed was sent: leading ends
+        # renew_deadline after it.
         self.last_renew: float | None = None
 
     @property
@@ -144,21 +156,28 @@ class LeaderElector:
         lost = ""
         try:
             # The scope's deadline is the end of leading; only a confirmed renewal moves it.
-            with anyio.CancelScope(deadline=self._lead_until()) as term:
-                async with anyio.create_task_group() as tg:
+            with anyio.CancelScope(deadline=self._loop_deadline()) as term:
+                self.fence.open_until(self._lead_until(), on_expiry=term.cancel)
+                try:
+                    async with anyio.create_task_group() as tg:
 
-                    async def renew_then_cancel() -> None:
-                        nonlocal lost
-                        lost = await self._keep_renewing(term)
+                        async def renew_then_cancel() -> None:
+                            nonlocal lost
+                            lost = await self._keep_renewing(term)
+                            tg.cancel_scope.cancel()
+
+                        tg.start_soon(renew_then_cancel, name=f"renew {self.config}")
+                        await lead()
                         tg.cancel_scope.cancel()
-
-                    tg.start_soon(renew_then_cancel, name=f"renew {self.config}")
-                    await lead()
-                    tg.cancel_scope.cancel()
-            if term.cancelled_caught and not lost:
+                except Exception as err:
+                    # A write the fence refused ends leading as the deadline does.
+                    if not_leader(err) is None:
+                        raise
+            if (term.cancelled_caught or self.fence.expired()) and not lost:
                 lost = "could not renew within the renew deadline"
                 log.error("leadership lost", extra={"lease": str(self.config), "error": lost})
         finally:
+            self.fence.close()
             self._set_leader(False)
             if not lost and self.config.release_on_cancel:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self.config.retry_period):
@@ -167,8 +186,15 @@ class LeaderElector:
             raise LeadershipLost(f"{self.config}: {lost}; campaigning again")
 
     def _lead_until(self) -> float:
+        """The end of leading on the leadership clock."""
         assert self.last_renew is not None
         return self.last_renew + self.config.renew_deadline
+
+    def _loop_deadline(self) -> float:
+        """:meth:`_lead_until` on the event loop's clock (which stops during suspend: the
+        fence, on the leadership clock, refuses writes after a suspend however late this
+        fires)."""
+        return anyio.current_time() + self._lead_until() - self._now()
 
     async def _campaign(self) -> None:
         log.info(
@@ -187,22 +213,28 @@ class LeaderElector:
         # right at the observed expiry keeps a takeover within lease duration + retry period
         # of the leader's last renewal, request latency included.
         poll = self.config.retry_period / 2 * (0.8 + 0.2 * random.random())
-        until_expiry = self._observed_at + self._observed_duration - time.monotonic()
+        until_expiry = self._observed_at + self._observed_duration - self._now()
         return max(0.01, min(poll, until_expiry + 0.01))
 
     async def _keep_renewing(self, term: anyio.CancelScope) -> str:
         """Renew every retry period, moving ``term``'s deadline with each confirmed renewal;
-        return why leading ends when a read shows another holder (``term`` ends it otherwise).
+        return why leading ends when a read shows another holder, or when the leadership
+        clock passed the deadline before the loop's did (a suspend; ``term`` ends it else).
         """
         while True:
             await anyio.sleep(self.config.retry_period)
             outcome = await self._attempt()
-            if outcome is Try.OURS:
-                term.deadline = self._lead_until()
-            elif outcome is Try.THEIRS:
+            if outcome is Try.THEIRS:
                 holder = (self._observed or ("",))[0]
                 log.error("leadership lost", extra={"lease": str(self.config), "holder": holder})
                 return f"the Lease is held by {holder}"
+            # A renewal counts only while the deadline it would move has not passed.
+            if outcome is Try.OURS and self.fence.extend(self._lead_until()):
+                term.deadline = self._loop_deadline()
+            elif self.fence.expired():
+                lost = "could not renew within the renew deadline"
+                log.error("leadership lost", extra={"lease": str(self.config), "error": lost})
+                return lost
 
     async def _attempt(self) -> Try:
         try:
@@ -238,7 +270,7 @@ class LeaderElector:
             },
             "spec": self._spec(previous=spec),
         }
-        sent = anyio.current_time()
+        sent = self._now()
         try:
             updated = await call(self._client, cfg.request("update", body))
         except Exception as err:
@@ -257,7 +289,7 @@ class LeaderElector:
             "metadata": {"name": cfg.name, "namespace": cfg.namespace},
             "spec": self._spec(previous=None),
         }
-        sent = anyio.current_time()
+        sent = self._now()
         try:
             created = await call(self._client, cfg.request("create", body))
         except Exception as err:
@@ -292,11 +324,11 @@ class LeaderElector:
         )
         if record != self._observed:
             self._observed = record
-            self._observed_at = time.monotonic()
+            self._observed_at = self._now()
             self._observed_duration = float(spec.get("leaseDurationSeconds") or 0)
 
     def _expired(self) -> bool:
-        return time.monotonic() > self._observed_at + self._observed_duration
+        return self._now() > self._observed_at + self._observed_duration
 
     async def release(self) -> None:
         """Give the Lease up if this process holds it (no holder, 1 s duration)."""

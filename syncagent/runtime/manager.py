@@ -11,7 +11,11 @@ Order of a run:
    is queued again when a watch syncs: one watch that cannot list holds back only the keys of
    its namespace that read its resource;
 5. on a signal: stop taking keys, let reconciles in flight finish within the grace period,
-   release the Lease, stop everything else.
+   write the queued Events (still leading: the fence refuses them after), release the Lease,
+   stop everything else.
+
+With a Lease, the elector's fence is installed on the client: no write of this process is
+sent while it does not lead (``runtime/fencing.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import anyio
 import anyio.abc
 from lightkube import AsyncClient
 
-from syncagent.runtime import http
+from syncagent.rest.transport import http_client
+from syncagent.runtime import fencing, http
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.connections import Clients
@@ -139,6 +144,9 @@ class Manager:
             if options.lease
             else None
         )
+        if self.elector is not None:
+            # The client every writer here uses; the elector's Lease requests are exempt.
+            fencing.install(http_client(client), self.elector.fence)
         self.port: int | None = None
         self._controllers: list[_Controller] = []
         # Awaited each time this process starts leading, before any key is worked on.
@@ -214,8 +222,6 @@ class Manager:
                 await tg.start(self.watches.run, self.discovery)
                 await tg.start(self.events.run)
                 await self._elect_and_lead()
-            with anyio.move_on_after(2.0):
-                await self.events.flush()
             tg.cancel_scope.cancel()
 
     async def _serve_metrics(
@@ -345,6 +351,8 @@ class Manager:
                 work.cancel_scope.deadline = anyio.current_time() + self.options.shutdown_grace
             if work.cancel_scope.cancelled_caught:
                 log.warning("reconciles cancelled after the shutdown grace period")
+        with anyio.move_on_after(2.0):
+            await self.events.flush()
 
     async def _resyncs(self, scope: anyio.CancelScope) -> None:
         with scope:

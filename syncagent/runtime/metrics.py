@@ -241,7 +241,7 @@ class Metrics:
         r = self.registry = registry or Registry()
         self.reconciles = r.counter(
             "syncagent_reconcile_total",
-            "Reconciles by controller and result (success, error, conflict, requeue).",
+            "Reconciles by controller and result (success, error, conflict, requeue, not_leader).",
             ("controller", "result"),
         )
         self.reconcile_duration = r.histogram(
@@ -338,7 +338,8 @@ class Metrics:
         )
         self.events = r.counter(
             "syncagent_events_total",
-            "Kubernetes Events emitted by type, reason and outcome (created, aggregated, error).",
+            "Kubernetes Events emitted by type, reason and outcome (created, aggregated, error, "
+            "not_leader).",
             ("type", "reason", "outcome"),
         )
         self.leader = r.gauge(

@@ -2,7 +2,9 @@
 
 A key is never reconciled by two workers at once (the queue guarantees it). An error retries
 the key with backoff; success forgets its failures; ``Result.requeue_after`` schedules it
-again. :func:`resync_every` re-enqueues every known key periodically.
+again. A write the fence refused (:class:`~syncagent.runtime.fencing.NotLeader`: leading
+ended) is no error: the key is queued again as it is, without backoff, for whoever leads next
+(leading ended, so these workers are being cancelled). :func:`resync_every` re-enqueues every known key periodically.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 import anyio
 
 from syncagent.runtime import stages
+from syncagent.runtime.fencing import not_leader
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.queue import QueueShutDown, WorkQueue
 
@@ -66,6 +69,15 @@ async def _process(
         if result is None or result.held is None:
             clock.finish()
     except Exception as err:
+        refused = not_leader(err)
+        if refused is not None:
+            queue.add(key)
+            metrics.reconciles.inc(controller=controller, result="not_leader")
+            log.info(
+                "not leading: write not sent",
+                extra={"controller": controller, "key": key, "error": str(refused)},
+            )
+            return
         # An unexpected exception: the traceback says where; the key says which object.
         _retry(
             queue, key, controller=controller, metrics=metrics, message="reconcile failed", err=err

@@ -2,13 +2,19 @@
 proxy that journals every request it sends, each writing a ConfigMap as fast as it can while it
 leads. The leader's Lease renewals are answered late, or not at all, by its proxy; no write of
 the old leader may arrive after the new leader's first write, in every run, and the new leader
-takes over within lease duration + retry period of the old leader's last stored renewal."""
+takes over within lease duration + retry period of the old leader's last stored renewal.
+
+Fencing at the send (issue 40): the leader's event loop is blocked for longer than the renew
+deadline right after a renewal, at the worst moment, just before a write goes out, with other
+writes queued; none of them is sent after the deadline, and the other elector takes over. Each
+writer's client carries its elector's fence, as the manager's does."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -17,7 +23,8 @@ from lightkube import AsyncClient, KubeConfig
 
 from syncagent.kube.kinds import CONFIG_MAP
 from syncagent.rest.request import build
-from syncagent.rest.transport import call
+from syncagent.rest.transport import call, http_client
+from syncagent.runtime import fencing, leaseclock
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
 from syncagent.runtime.metrics import Metrics
 from tests.support.httpfaults import Arrival, HttpFaultProxy
@@ -42,7 +49,15 @@ ANSWER_DELAY = {
 class Writer:
     """An elector talking through its own proxy; while it leads it writes without pause."""
 
-    def __init__(self, proxy: HttpFaultProxy, client: AsyncClient, namespace: str, lease: str):
+    def __init__(
+        self,
+        proxy: HttpFaultProxy,
+        client: AsyncClient,
+        namespace: str,
+        lease: str,
+        *,
+        lease_clock: Callable[[], float] = leaseclock.now,
+    ):
         self.proxy = proxy
         self.identity = f"writer-{id(self)}"
         cfg = LeaseConfig(
@@ -54,12 +69,14 @@ class Writer:
             retry_period=RETRY,
             release_on_cancel=False,
         )
-        self.elector = LeaderElector(client, cfg, metrics=Metrics())
+        self.elector = LeaderElector(client, cfg, metrics=Metrics(), lease_clock=lease_clock)
+        fencing.install(http_client(client), self.elector.fence)
         self._client = client
         self._namespace = namespace
         self._name = f"{lease}-writes"
         self.error: BaseException | None = None
         self.stopped = anyio.Event()
+        self.stopped_at = math.inf  # time.monotonic()
 
     async def run(self) -> None:
         try:
@@ -67,9 +84,13 @@ class Writer:
         except LeadershipLost as err:
             self.error = err
         finally:
+            self.stopped_at = time.monotonic()
             self.stopped.set()
 
     async def _lead(self) -> None:
+        await self.write_forever()
+
+    async def write_forever(self) -> None:
         n = 0
         while True:
             n += 1
@@ -167,3 +188,152 @@ async def test_the_old_leader_never_writes_after_the_new_leaders_first_write(
         assert run["old_after_new"] == 0, runs
         assert run["old_stopped_after_confirmed"] <= RENEW + IN_FLIGHT, runs
         assert run["failover"] <= LEASE + RETRY, runs
+
+
+STALL = 1.5 * RENEW  # the event loop blocked: a GC pause, a huge answer, CPU throttling
+LOOPS = 4  # write loops of the leader: while one stalls, the others' writes are queued
+
+
+class StallingWriter(Writer):
+    """A writer whose event loop blocks for :data:`STALL` seconds right after a renewal, just
+    before one of its writes is sent (httpcore's trace, under the fence's own check)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.stalled_at: float | None = None  # time.monotonic() when the stall ended
+        self._armed = False
+        fencing_hooks = http_client(self._client).event_hooks
+        http_client(self._client).event_hooks = {
+            **fencing_hooks,
+            "request": [*fencing_hooks["request"], self._stall_before_send],
+        }
+
+    async def _lead(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(LOOPS):
+                tg.start_soon(self.write_forever)
+            first = self.elector.last_renew
+            await eventually_async(
+                lambda: self.elector.last_renew != first, deadline=10, what="a renewal"
+            )
+            self._armed = True
+
+    async def _stall_before_send(self, request) -> None:
+        if not self._armed or "/leases" in request.url.path or request.method == "GET":
+            return
+        self._armed = False
+        inner = request.extensions.get("trace")  # the fence's check runs after the stall
+
+        async def trace(event: str, info: dict) -> None:
+            if event.endswith(".send_request_headers.started") and self.stalled_at is None:
+                time.sleep(STALL)  # noqa: ASYNC251 - blocking the event loop is the fault here
+                self.stalled_at = time.monotonic()
+            if inner is not None:
+                await inner(event, info)
+
+        request.extensions["trace"] = trace
+
+
+async def test_a_stalled_leader_sends_no_write_after_its_deadline(control_plane, namespace):
+    async with (
+        writer(control_plane, namespace, "stall") as follower,
+        anyio.create_task_group() as tg,
+    ):
+        with HttpFaultProxy(control_plane) as proxy:
+            config = proxy.kubeconfig()
+            client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+            try:
+                old = StallingWriter(proxy, client, namespace, "stall")
+                tg.start_soon(old.run)
+                await eventually_async(lambda: old.writes(), deadline=20, what="the first leader")
+                tg.start_soon(follower.run)
+                await eventually_async(
+                    lambda: old.stopped.is_set(), deadline=20, what="the stalled leader to stop"
+                )
+                await eventually_async(
+                    lambda: follower.writes(), deadline=20, what="the follower to take over"
+                )
+                tg.cancel_scope.cancel()
+            finally:
+                await client.close()
+                config.unlink(missing_ok=True)
+    assert isinstance(old.error, LeadershipLost), old.error
+    assert old.stalled_at is not None, "the leader's event loop was never stalled"
+    assert old.elector.last_renew is not None
+    # The old leader's deadline (leadership clock) on the proxy's clock (time.monotonic).
+    deadline = old.elector.last_renew + RENEW - (leaseclock.now() - time.monotonic())
+    late = [w.at - deadline for w in old.writes() if w.at > deadline + IN_FLIGHT]
+    first_new = follower.writes()[0].at
+    print(
+        f"stalled leader: {len(old.writes())} writes, the stall ended "
+        f"{old.stalled_at - deadline:.3f}s after the deadline, {old.elector.fence.refused} "
+        f"refused at the send, the follower's first write {first_new - deadline:.3f}s after it"
+    )
+    assert old.stalled_at > deadline, "the stall did not outlast the deadline"
+    assert late == [], f"writes sent after the deadline (seconds late): {late}"
+    assert old.elector.fence.refused >= 1, "the stalled write was not refused at its send"
+    assert all(w.at < first_new for w in old.writes())
+
+
+class SuspendingWriter(Writer):
+    """A writer whose machine is suspended for :data:`STALL` seconds right after a renewal:
+    its leadership clock (CLOCK_BOOTTIME) jumps, its event loop's clock (CLOCK_MONOTONIC) does
+    not, as on a real suspend."""
+
+    def __init__(self, *args: object) -> None:
+        self.suspended = 0.0
+        self.resumed_at: float | None = None  # time.monotonic() at the jump
+        self.renewed_before: float | None = None  # the last renewal's send before it
+        super().__init__(*args, lease_clock=lambda: leaseclock.now() + self.suspended)
+
+    async def _lead(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(LOOPS):
+                tg.start_soon(self.write_forever)
+            first = self.elector.last_renew
+            await eventually_async(
+                lambda: self.elector.last_renew != first, deadline=10, what="a renewal"
+            )
+            self.renewed_before = self.elector.last_renew  # unjumped
+            self.suspended = STALL
+            self.resumed_at = time.monotonic()
+
+
+async def test_a_suspended_leader_sends_no_write_after_it_wakes(control_plane, namespace):
+    async with (
+        writer(control_plane, namespace, "suspend") as follower,
+        anyio.create_task_group() as tg,
+    ):
+        with HttpFaultProxy(control_plane) as proxy:
+            config = proxy.kubeconfig()
+            client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+            try:
+                old = SuspendingWriter(proxy, client, namespace, "suspend")
+                tg.start_soon(old.run)
+                await eventually_async(lambda: old.writes(), deadline=20, what="the first leader")
+                tg.start_soon(follower.run)
+                await eventually_async(
+                    lambda: old.stopped.is_set(), deadline=20, what="the woken leader to stop"
+                )
+                await eventually_async(
+                    lambda: follower.writes(), deadline=20, what="the follower to take over"
+                )
+                tg.cancel_scope.cancel()
+            finally:
+                await client.close()
+                config.unlink(missing_ok=True)
+    assert isinstance(old.error, LeadershipLost), old.error
+    assert old.resumed_at is not None
+    assert old.renewed_before is not None
+    # The deadline on the event loop's clock: the suspend never happened for it.
+    loop_deadline = old.renewed_before + RENEW - (leaseclock.now() - time.monotonic())
+    late = [w.at - old.resumed_at for w in old.writes() if w.at > old.resumed_at + IN_FLIGHT]
+    print(
+        f"suspended leader: {len(old.writes())} writes, {old.elector.fence.refused} refused "
+        f"at the send, stopped {old.stopped_at - old.resumed_at:.3f}s after waking, "
+        f"{loop_deadline - old.stopped_at:.3f}s before its event loop's deadline"
+    )
+    assert late == [], f"writes sent after waking past the deadline (seconds after): {late}"
+    assert old.elector.fence.refused >= 1
+    assert old.stopped_at < loop_deadline, "leading ended by the loop's clock, not the lease's"
+    assert all(w.at < follower.writes()[0].at for w in old.writes())

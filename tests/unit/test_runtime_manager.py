@@ -1,14 +1,22 @@
 import socket
 
 import anyio
+import httpx2
 import pytest
 from lightkube import AsyncClient, KubeConfig
 from lightkube.config.models import Cluster, User
 
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call
+from syncagent.runtime.fencing import NotLeader
+from syncagent.runtime.leader import LeaseConfig
 from syncagent.runtime.manager import Manager, ManagerOptions, sole_exception
 from syncagent.runtime.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
+
+CONFIG_MAP_RESOURCE = Resource.of("v1", "ConfigMap", "configmaps")
 
 
 def offline_client() -> AsyncClient:
@@ -36,3 +44,14 @@ def test_sole_exception_unwraps_one_nested_leaf_only():
     assert sole_exception(nested) is err
     two = ExceptionGroup("two", [ValueError("a"), KeyError("b")])
     assert sole_exception(two) is two
+
+
+async def test_with_a_lease_the_managers_client_sends_no_write_while_it_does_not_lead():
+    lease = LeaseConfig(namespace="ns", identity="me")
+    manager = Manager(offline_client(), ManagerOptions(lease=lease), metrics=Metrics())
+    write = build(CONFIG_MAP_RESOURCE, "create", namespace="ns", body={"metadata": {"name": "c"}})
+    with pytest.raises(NotLeader, match=r"^Lease/ns/syncagent: POST .* not sent"):
+        await call(manager.client, write)  # refused before any connection is tried
+    without = Manager(offline_client(), ManagerOptions(), metrics=Metrics())
+    with pytest.raises(httpx2.ConnectError):  # no Lease, no fence: it is sent (nobody listens)
+        await call(without.client, write)

@@ -13,6 +13,7 @@ from lightkube import AsyncClient
 from lightkube.resources.core_v1 import ConfigMap
 
 from syncagent.rest.transport import http_client
+from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
 from tests.unit.support.clientconfig import BASE, offline_config
@@ -200,3 +201,20 @@ async def test_the_lightkube_client_retries_through_the_installed_transport():
     assert 'reason="429"' in metrics.render()
     assert 'reason="503"' in metrics.render()
     await client.close()
+
+
+@pytest.mark.anyio
+async def test_a_write_the_fence_refused_is_not_retried():
+    sent: list[str] = []
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request.method)
+        raise NotLeader("Lease/ns/agent: PUT not sent")
+
+    sleeps = Sleeps()
+    transport = RetryTransport(httpx2.MockTransport(refuse), sleep=sleeps)
+    async with httpx2.AsyncClient(base_url=BASE, transport=transport) as http:
+        with pytest.raises(NotLeader):
+            await http.put(f"{PATH}/c", json=cm_json())
+    assert sent == ["PUT"]
+    assert sleeps.delays == []
