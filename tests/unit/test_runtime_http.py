@@ -58,9 +58,9 @@ async def test_serves_metrics_and_probes():
 
         status, _, _ = await fetch(port, get("/nope"))
         assert status == 404
-        status, _, _ = await fetch(port, b"POST /metrics HTTP/1.1\r\n\r\n")
+        status, _, _ = await fetch(port, b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         assert status == 405
-        status, headers, body = await fetch(port, b"HEAD /healthz HTTP/1.1\r\n\r\n")
+        status, headers, body = await fetch(port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (status, body) == (200, "")
         assert headers["Content-Length"] == "3"
         status, _, _ = await fetch(port, b"garbage\r\n\r\n")
