@@ -154,3 +154,29 @@ async def test_reviews_are_remembered_briefly_and_boundedly():
     calls.clear()
     assert await authorize("/metrics", bearer) is None
     assert calls == []
+
+
+async def test_reviews_of_unremembered_tokens_run_a_few_at_a_time():
+    from syncagent.runtime import metricsauth
+
+    in_flight, most = [0], [0]
+    release = anyio.Event()
+
+    async def post(resource: Resource, body: dict) -> dict:
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        await release.wait()
+        in_flight[0] -= 1
+        return {"status": {"authenticated": False}}
+
+    authorize = metricsauth.ReviewAuthorizer(post)
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(authorize, "/metrics", {"authorization": f"Bearer made-up-{i}"})
+        await eventually_async(
+            lambda: in_flight[0] >= metricsauth.REVIEWS_AT_ONCE,
+            deadline=5,
+            what="the first reviews to start",
+        )
+        release.set()
+    assert most[0] == metricsauth.REVIEWS_AT_ONCE
