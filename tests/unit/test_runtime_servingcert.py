@@ -9,6 +9,7 @@ import pytest
 from cryptography import x509
 
 from syncagent.runtime import http, selfsigned, servingcert
+from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
@@ -52,4 +53,22 @@ async def test_a_mounted_pair_is_served_followed_and_self_signed_meanwhile(tmp_p
         assert "do not load as a certificate" in caplog.text
         assert str(folder / "tls.crt") in caplog.text
         assert await served_name(port) == "issued-2"  # the last good one stays
+        tg.cancel_scope.cancel()
+
+
+async def test_follow_loads_a_renewed_pair_by_itself(tmp_path):
+    folder = tmp_path / "tls"
+    write_pair(folder, "issued-1")
+    cert = servingcert.ServingCert(str(folder))
+    server = http.Server("127.0.0.1:0", {}, what="metrics", tls=cert.context)
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(http.serve_endpoint, server)
+        tg.start_soon(lambda: cert.follow(every=0.05))
+        assert await served_name(port) == "issued-1"
+        write_pair(folder, "issued-2")
+
+        async def renewed() -> bool:
+            return await served_name(port) == "issued-2"
+
+        await eventually_async(renewed, deadline=10, what="the renewed pair to be served")
         tg.cancel_scope.cancel()
