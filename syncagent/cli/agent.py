@@ -26,7 +26,7 @@ from syncagent.programs.capabilities import (
     resolver,
 )
 from syncagent.programs.registry import Registry
-from syncagent.runtime import http
+from syncagent.runtime import http, process
 from syncagent.runtime.client import ClientConfigError
 from syncagent.runtime.connections import make_clients
 from syncagent.runtime.leader import LeaseConfig, default_identity
@@ -91,6 +91,8 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     )
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
     setup(manager, client, controllers, programs=programs, history=history)
+    # Flooding connections hold descriptors until the header deadline closes them.
+    process.raise_fd_limit()
     try:
         anyio.run(_serve, manager, settings.http, history)
     except BaseException as err:

@@ -1,30 +1,31 @@
-"""A tiny HTTP/1.1 server on anyio TCP for ``/metrics``, ``/healthz``, ``/readyz`` and the
-ownership history (``/history``, a route that reads its query: :class:`WithQuery`).
+"""The agent's HTTP endpoints (``/metrics``, ``/healthz``, ``/readyz``, the ownership history):
+each a small ASGI app over a route table, served by hypercorn on its own port.
 
-One request per connection (``Connection: close``), GET and HEAD only: Prometheus and the
-kubelet's probes need nothing more, and it keeps the agent free of a web framework.
+hypercorn (not a hand-written server) speaks HTTP/1.1 and TLS. The rule that keeps the probes
+answered under a flood of idle or slow connections is its idle timer: a connection that has
+not sent a whole request's headers within ``HEADER_DEADLINE`` (counted from the accept, or from
+the previous response; a TLS handshake has as long) is closed. There is no connection cap: a
+cap is what let 64 idle connections lock the kubelet out. Every response closes its connection
+(``Connection: close``): Prometheus and the kubelet open one per request anyway.
 
-It cannot be knocked over from outside: at most ``max_connections`` are served at once (one
-more is closed at once, without a task), a request line and headers must arrive within
-``READ_TIMEOUT``, and an accept that fails (``EMFILE``: out of file descriptors) is logged and
-retried after a pause instead of ending the server, and with it the agent. Optionally over TLS
-(``tls``) and behind an ``authorize`` hook (``runtime/metricsauth.py``).
+An ``authorize`` hook (``runtime/metricsauth.py``) wraps the app (:func:`guarded`), so a request
+it refuses never reaches a route: any app can be put behind an authenticating layer this way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
 import anyio.abc
-from anyio.abc import SocketAttribute
-from anyio.streams.buffered import BufferedByteReceiveStream
-from anyio.streams.tls import TLSStream
+from hypercorn.asyncio import serve as hypercorn_serve
+from hypercorn.config import Config
 
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import CONTENT_TYPE, Metrics
@@ -32,20 +33,16 @@ from syncagent.runtime.metrics import CONTENT_TYPE, Metrics
 log = logging.getLogger(__name__)
 
 MAX_HEADER = 16 * 1024
-READ_TIMEOUT = 10.0
-MAX_CONNECTIONS = 64
-ACCEPT_PAUSE = 0.5  # after a failed accept: the descriptors a closing connection frees
+# Idle and slow connections are gone within this; a local scraper or kubelet needs milliseconds.
+HEADER_DEADLINE = 1.5
+# How long a stopping server waits for requests in flight.
+GRACE = 1.0
 TEXT = "text/plain; charset=utf-8"
-REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-}
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,6 @@ class Server:
     what: str = "metrics and probes"
     tls: ssl.SSLContext | None = None
     authorize: Authorize | None = None
-    max_connections: int = MAX_CONNECTIONS
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -106,16 +102,17 @@ def routes(*, metrics: Metrics, health: Health) -> dict[str, Route]:
     }
 
 
-def render_response(response: Response, *, head: bool = False) -> bytes:
-    body = response.body.encode()
-    reason = REASONS.get(response.status, "")
-    headers = (
-        f"HTTP/1.1 {response.status} {reason}\r\n"
-        f"Content-Type: {response.content_type}\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
-    )
-    return headers.encode() + (b"" if head else body)
+def answer(method: str, target: str, table: dict[str, Route]) -> Response:
+    """The response of ``table`` to one request."""
+    if method not in ("GET", "HEAD"):
+        return Response(405, "only GET and HEAD\n")
+    path, _, query = target.partition("?")
+    route = table.get(path)
+    if route is None:
+        return Response(404, f"not found; try {', '.join(sorted(table))}\n")
+    if isinstance(route, WithQuery):
+        return route.handle(dict(parse_qsl(query)))
+    return route()
 
 
 def dispatch(request_line: str, table: dict[str, Route]) -> tuple[Response, bool]:
@@ -123,97 +120,117 @@ def dispatch(request_line: str, table: dict[str, Route]) -> tuple[Response, bool
     parts = request_line.split()
     if len(parts) != 3 or not parts[2].startswith("HTTP/"):
         return Response(400, "bad request\n"), False
-    method, target, _ = parts
-    if method not in ("GET", "HEAD"):
-        return Response(405, "only GET and HEAD\n"), False
-    path, _, query = target.partition("?")
-    route = table.get(path)
-    if route is None:
-        return Response(404, f"not found; try {', '.join(sorted(table))}\n"), method == "HEAD"
-    if isinstance(route, WithQuery):
-        return route.handle(dict(parse_qsl(query))), method == "HEAD"
-    return route(), method == "HEAD"
+    return answer(parts[0], parts[1], table), parts[0] == "HEAD"
 
 
-def _headers(head: bytes) -> tuple[str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
-    return lines[0], headers
+async def send_response(send: Send, response: Response) -> None:
+    """``response`` over ASGI (hypercorn leaves a HEAD's body out)."""
+    body = response.body.encode()
+    headers = [
+        (b"Content-Type", response.content_type.encode()),
+        (b"Content-Length", str(len(body)).encode()),
+        (b"Connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
-async def _respond(server: Server, request_line: str, headers: dict[str, str]) -> bytes:
-    try:
-        response, is_head = dispatch(request_line, server.table)
-        if server.authorize is not None and response.status != 400:
-            target = request_line.split()[1].split("?", 1)[0]
-            refused = await server.authorize(target, headers)
-            if refused is not None:
-                response = refused
-    except Exception:
-        log.exception("http handler failed", extra={"request": request_line})
-        response, is_head = Response(500, "internal error\n"), False
-    return render_response(response, head=is_head)
-
-
-async def _handle(stream: anyio.abc.ByteStream, server: Server) -> None:
-    async with stream:
-        try:
-            with anyio.fail_after(READ_TIMEOUT):
-                if server.tls is not None:
-                    stream = await TLSStream.wrap(stream, server_side=True, ssl_context=server.tls)
-                buffered = BufferedByteReceiveStream(stream)
-                head = await buffered.receive_until(b"\r\n\r\n", MAX_HEADER)
-        except (
-            TimeoutError,
-            OSError,
-            ssl.SSLError,
-            anyio.BrokenResourceError,
-            anyio.IncompleteRead,
-            anyio.DelimiterNotFound,
-            anyio.EndOfStream,
-        ):
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
             return
-        request_line, headers = _headers(head)
-        data = await _respond(server, request_line, headers)
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await stream.send(data)
 
 
-async def _accept_loop(listeners: list[anyio.abc.SocketListener], server: Server) -> None:
-    active = 0
+def app(table: dict[str, Route]) -> App:
+    """The ASGI app serving ``table``."""
 
-    async def handle(stream: anyio.abc.SocketStream) -> None:
-        nonlocal active
+    async def serve_table(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        target = scope["path"] + (
+            "?" + scope["query_string"].decode() if scope["query_string"] else ""
+        )
         try:
-            await _handle(stream, server)
-        finally:
-            active -= 1
+            response = answer(scope["method"], target, table)
+        except Exception:
+            log.exception("http handler failed", extra={"method": scope["method"], "path": target})
+            response = Response(500, "internal error\n")
+        await send_response(send, response)
 
-    async def accept(listener: anyio.abc.SocketListener, tg: anyio.abc.TaskGroup) -> None:
-        nonlocal active
-        while True:
-            try:
-                stream = await listener.accept()
-            except OSError as err:
-                log.warning(
-                    f"{server.what}: accepting a connection failed; retrying",
-                    extra={"error": str(err), "errno": err.errno, "retry_in": ACCEPT_PAUSE},
-                )
-                await anyio.sleep(ACCEPT_PAUSE)
-                continue
-            if active >= server.max_connections:
-                await stream.aclose()  # over the cap: no task, no read, no answer
-                continue
-            active += 1
-            tg.start_soon(handle, stream)
+    return serve_table
 
-    async with anyio.create_task_group() as tg:
-        for listener in listeners:
-            tg.start_soon(accept, listener, tg)
+
+def guarded(inner: App, authorize: Authorize) -> App:
+    """``inner`` behind ``authorize``: a refused request gets the refusal, and ``inner`` never
+    sees it (no route is looked up or rendered for it)."""
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+            return
+        headers = {
+            name.decode("latin-1").lower(): v.decode("latin-1") for name, v in scope["headers"]
+        }
+        refused = await authorize(scope["path"], headers)
+        if refused is not None:
+            await send_response(send, refused)
+            return
+        await inner(scope, receive, send)
+
+    return guard
+
+
+class _Config(Config):
+    """hypercorn's settings, with a TLS context of ours (one a certificate reload updates)."""
+
+    def __init__(self, tls: ssl.SSLContext | None) -> None:
+        super().__init__()
+        self._tls = tls
+
+    @property
+    def ssl_enabled(self) -> bool:
+        return self._tls is not None
+
+    def create_ssl_context(self) -> ssl.SSLContext | None:
+        return self._tls
+
+
+def config(server: Server, sock: socket.socket) -> Config:
+    """hypercorn's settings for ``server`` listening on ``sock`` (which hypercorn then owns)."""
+    settings = _Config(server.tls)
+    settings.bind = [f"fd://{sock.detach()}"]  # https with a TLS context, else http
+    settings.keep_alive_timeout = HEADER_DEADLINE
+    settings.ssl_handshake_timeout = HEADER_DEADLINE
+    settings.h11_max_incomplete_size = MAX_HEADER
+    settings.graceful_timeout = GRACE
+    settings.backlog = 1024
+    # Its error log into ours (JSON lines), not its own stderr format; no access log.
+    settings.errorlog = logging.getLogger(f"{__name__}.server")
+    settings.accesslog = None
+    return settings
+
+
+def listen(address: str) -> socket.socket:
+    """A listening TCP socket at ``address`` (OSError when it cannot be had)."""
+    host, port = parse_address(address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
 
 
 async def serve(
@@ -230,11 +247,25 @@ async def serve_endpoint(
     server: Server, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve until cancelled; ``task_status.started(port)`` reports the bound port (for ``:0``)."""
-    host, port = parse_address(server.address)
-    listener = await anyio.create_tcp_listener(local_host=host, local_port=port, reuse_port=False)
-    async with listener:
-        bound = listener.extra(SocketAttribute.local_port)
-        scheme = "https" if server.tls is not None else "http"
+    sock = listen(server.address)
+    host, bound = sock.getsockname()[:2]
+    served = app(server.table)
+    if server.authorize is not None:
+        served = guarded(served, server.authorize)
+    stop = anyio.Event()
+
+    async def run() -> None:
+        # Shielded: a cancel of the endpoint sets `stop`, so hypercorn closes its listener and
+        # waits out GRACE for requests in flight instead of being torn down mid-response.
+        with anyio.CancelScope(shield=True):
+            await hypercorn_serve(served, config(server, sock), shutdown_trigger=stop.wait)
+
+    scheme = "https" if server.tls is not None else "http"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
         log.info(f"serving {server.what}", extra={"address": f"{host}:{bound}", "scheme": scheme})
         task_status.started(bound)
-        await _accept_loop(list(listener.listeners), server)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stop.set()

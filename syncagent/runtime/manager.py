@@ -73,7 +73,7 @@ class ManagerOptions:
     # Served beside /metrics: the probes, when they have no port of their own (tests, laptops).
     metrics_probes: bool = True
     # HTTPS with TokenReview + SubjectAccessReview (runtime/metricsauth.py); cert_dir: tls.crt
-    # and tls.key, else self-signed.
+    # and tls.key, followed as they change, self-signed while absent (runtime/servingcert.py).
     metrics_secure: bool = False
     metrics_cert_dir: str | None = None
     lease: LeaseConfig | None = None  # None: no leader election (a single replica)
@@ -231,19 +231,24 @@ class Manager:
         if not self.options.metrics_probes:
             table = {"/metrics": table["/metrics"]}
         what = "metrics and probes" if self.options.metrics_probes else "metrics"
-        server = http.Server(address, table, what=what)
-        if self.options.metrics_secure:
-            # Only the secure mode needs cryptography's X.509 and the reviews.
-            from syncagent.runtime import metricsauth, selfsigned
+        if not self.options.metrics_secure:
+            server = http.Server(address, table, what=what)
+            await http.serve_endpoint(server, task_status=task_status)
+            return
+        # Only the secure mode needs cryptography's X.509 and the reviews.
+        from syncagent.runtime import metricsauth, servingcert
 
-            server = http.Server(
-                address,
-                table,
-                what=what,
-                tls=selfsigned.server_context(self.options.metrics_cert_dir),
-                authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.clients.reviews)),
-            )
-        await http.serve_endpoint(server, task_status=task_status)
+        cert = servingcert.ServingCert(self.options.metrics_cert_dir)
+        server = http.Server(
+            address,
+            table,
+            what=what,
+            tls=cert.context,
+            authorize=metricsauth.ReviewAuthorizer(metricsauth.api_post(self.clients.reviews)),
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cert.follow)
+            await http.serve_endpoint(server, task_status=task_status)
 
     async def _discover_first(self) -> bool:
         """Discover until the first success; False if shutdown came first."""

@@ -1,215 +1,124 @@
-"""Minimal Prometheus metrics: counters, gauges, histograms and the text exposition format.
+"""The agent's Prometheus metrics on ``prometheus_client``: a :class:`Registry` per process (or
+per test) of counters, gauges and histograms, rendered in text format 0.0.4.
 
-Only what the agent needs (no client library dependency): label sets are tuples of strings in
-the order the metric declares, values are floats, rendering follows text format 0.0.4.
+The wrappers keep the agent's calling style (labels as keywords, ``inc(amount, **labels)``)
+and add what the agent and its tests read back (``value``, ``total``, ``count``); storage,
+escaping and exposition are prometheus_client's. ``collectors`` run before each render: gauges
+of what is measured at scrape time.
 """
 
 from __future__ import annotations
 
-import math
-import threading
-from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import prometheus_client
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
 from syncagent.runtime import process
 from syncagent.runtime.stages import StageMetrics
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# The agent exposes the series it always has; a `_created` series per counter and histogram
+# would double /metrics for nothing its dashboards read.
+prometheus_client.disable_created_metrics()
+
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 
 DEFAULT_BUCKETS: tuple[float, ...] = (
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
+    *(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
+    *(1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
 )
 
 
-def format_value(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)
-
-
-def escape_label_value(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def format_labels(names: Sequence[str], values: Sequence[str]) -> str:
-    if not names:
-        return ""
-    pairs = ",".join(f'{n}="{escape_label_value(v)}"' for n, v in zip(names, values, strict=True))
-    return "{" + pairs + "}"
-
-
-@dataclass
 class _Metric:
-    name: str
-    help: str
-    labelnames: tuple[str, ...] = ()
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """One family: ``labels`` checked against the declared names, naming the metric."""
 
-    kind = "untyped"
+    def __init__(self, name: str, labelnames: tuple[str, ...], family: Any) -> None:
+        self.name = name
+        self.labelnames = labelnames
+        self._family = family
 
-    def _key(self, labels: dict[str, str]) -> tuple[str, ...]:
+    def _child(self, labels: dict[str, str]) -> Any:
         if set(labels) != set(self.labelnames):
             raise ValueError(
                 f"metric {self.name}: labels {sorted(labels)} do not match "
                 f"declared {list(self.labelnames)}"
             )
-        return tuple(str(labels[n]) for n in self.labelnames)
+        if not self.labelnames:
+            return self._family
+        return self._family.labels(**{n: str(labels[n]) for n in self.labelnames})
 
-    def header(self) -> list[str]:
-        return [f"# HELP {self.name} {escape_help(self.help)}", f"# TYPE {self.name} {self.kind}"]
+    def _samples(self, suffix: str = "") -> list[tuple[dict[str, str], float]]:
+        wanted = self.name if not suffix else f"{self._family._name}{suffix}"
+        return [
+            (s.labels, s.value)
+            for family in self._family.collect()
+            for s in family.samples
+            if s.name == wanted
+        ]
 
-    def samples(self) -> Iterator[str]:
-        raise NotImplementedError
 
-
-@dataclass
 class Counter(_Metric):
-    _values: dict[tuple[str, ...], float] = field(default_factory=dict, repr=False)
-
-    kind = "counter"
-
     def inc(self, amount: float = 1.0, **labels: str) -> None:
         if amount < 0:
             raise ValueError(f"counter {self.name}: cannot decrease by {amount}")
-        key = self._key(labels)
-        with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
+        self._child(labels).inc(amount)
 
     def value(self, **labels: str) -> float:
-        return self._values.get(self._key(labels), 0.0)
+        self._child(labels)  # checks the names
+        want = {n: str(v) for n, v in labels.items()}
+        return sum(v for got, v in self._samples() if got == want)
 
     def total(self, **match: str) -> float:
         """Sum over every label set whose labels include ``match``."""
-        idx = {self.labelnames.index(k): v for k, v in match.items()}
-        with self._lock:
-            items = list(self._values.items())
-        return sum(v for key, v in items if all(key[i] == want for i, want in idx.items()))
-
-    def samples(self) -> Iterator[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        for key, value in items:
-            yield f"{self.name}{format_labels(self.labelnames, key)} {format_value(value)}"
+        return sum(
+            v for got, v in self._samples() if all(got.get(k) == w for k, w in match.items())
+        )
 
 
-@dataclass
 class Gauge(Counter):
-    kind = "gauge"
-
     def set(self, value: float, **labels: str) -> None:
-        key = self._key(labels)
-        with self._lock:
-            self._values[key] = float(value)
+        self._child(labels).set(float(value))
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        key = self._key(labels)
-        with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
+        self._child(labels).inc(amount)
 
     def dec(self, amount: float = 1.0, **labels: str) -> None:
-        self.inc(-amount, **labels)
+        self._child(labels).dec(amount)
 
 
-@dataclass
-class _HistogramState:
-    buckets: list[int]
-    sum: float = 0.0
-    count: int = 0
-
-
-@dataclass
 class Histogram(_Metric):
-    buckets: tuple[float, ...] = DEFAULT_BUCKETS
-    _states: dict[tuple[str, ...], _HistogramState] = field(default_factory=dict, repr=False)
-
-    kind = "histogram"
-
-    def __post_init__(self) -> None:
-        if list(self.buckets) != sorted(set(self.buckets)):
-            raise ValueError(f"histogram {self.name}: buckets must be strictly increasing")
-        if "le" in self.labelnames:
-            raise ValueError(f"histogram {self.name}: 'le' is a reserved label")
-
     def observe(self, value: float, **labels: str) -> None:
-        key = self._key(labels)
-        with self._lock:
-            state = self._states.get(key)
-            if state is None:
-                state = self._states[key] = _HistogramState([0] * len(self.buckets))
-            # Buckets are cumulative when rendered; store per-bucket counts here.
-            i = bisect_left(self.buckets, value)
-            if i < len(self.buckets):
-                state.buckets[i] += 1
-            state.sum += value
-            state.count += 1
+        self._child(labels).observe(value)
 
     def count(self, **labels: str) -> int:
-        state = self._states.get(self._key(labels))
-        return state.count if state else 0
-
-    def samples(self) -> Iterator[str]:
-        with self._lock:
-            items = sorted(
-                (k, _HistogramState(list(s.buckets), s.sum, s.count))
-                for k, s in self._states.items()
-            )
-        names = (*self.labelnames, "le")
-        for key, state in items:
-            cumulative = 0
-            for bound, n in zip(self.buckets, state.buckets, strict=True):
-                cumulative += n
-                labels = format_labels(names, (*key, format_value(bound)))
-                yield f"{self.name}_bucket{labels} {cumulative}"
-            yield f"{self.name}_bucket{format_labels(names, (*key, '+Inf'))} {state.count}"
-            plain = format_labels(self.labelnames, key)
-            yield f"{self.name}_sum{plain} {format_value(state.sum)}"
-            yield f"{self.name}_count{plain} {state.count}"
+        self._child(labels)
+        want = {n: str(v) for n, v in labels.items()}
+        return int(sum(v for got, v in self._samples("_count") if got == want))
 
 
 class Registry:
-    """A set of metrics rendered together on ``/metrics``; ``collectors`` run before each
-    render (gauges of what is measured at scrape time)."""
+    """A set of metrics rendered together on ``/metrics``."""
 
     def __init__(self) -> None:
-        self._metrics: dict[str, _Metric] = {}
+        self._registry = prometheus_client.CollectorRegistry(auto_describe=True)
+        self._names: set[str] = set()
         self.collectors: list[Callable[[], None]] = []
 
-    def _add(self, metric: _Metric) -> _Metric:
-        if metric.name in self._metrics:
-            raise ValueError(f"metric {metric.name} is already registered")
-        self._metrics[metric.name] = metric
-        return metric
+    def _claim(self, name: str) -> None:
+        if name in self._names:
+            raise ValueError(f"metric {name} is already registered")
+        self._names.add(name)
 
     def counter(self, name: str, help: str, labelnames: Sequence[str] = ()) -> Counter:
-        metric = self._add(Counter(name, help, tuple(labelnames)))
-        assert isinstance(metric, Counter)
-        return metric
+        self._claim(name)
+        family = prometheus_client.Counter(name, help, labelnames, registry=self._registry)
+        return Counter(name, tuple(labelnames), family)
 
     def gauge(self, name: str, help: str, labelnames: Sequence[str] = ()) -> Gauge:
-        metric = self._add(Gauge(name, help, tuple(labelnames)))
-        assert isinstance(metric, Gauge)
-        return metric
+        self._claim(name)
+        family = prometheus_client.Gauge(name, help, labelnames, registry=self._registry)
+        return Gauge(name, tuple(labelnames), family)
 
     def histogram(
         self,
@@ -219,19 +128,20 @@ class Registry:
         *,
         buckets: Sequence[float] = DEFAULT_BUCKETS,
     ) -> Histogram:
-        metric = self._add(Histogram(name, help, tuple(labelnames), buckets=tuple(buckets)))
-        assert isinstance(metric, Histogram)
-        return metric
+        if list(buckets) != sorted(set(buckets)):
+            raise ValueError(f"histogram {name}: buckets must be strictly increasing")
+        if "le" in labelnames:
+            raise ValueError(f"histogram {name}: 'le' is a reserved label")
+        self._claim(name)
+        family = prometheus_client.Histogram(
+            name, help, labelnames, buckets=tuple(buckets), registry=self._registry
+        )
+        return Histogram(name, tuple(labelnames), family)
 
     def render(self) -> str:
         for collect in self.collectors:
             collect()
-        lines: list[str] = []
-        for name in sorted(self._metrics):
-            metric = self._metrics[name]
-            lines.extend(metric.header())
-            lines.extend(metric.samples())
-        return "\n".join(lines) + "\n" if lines else ""
+        return generate_latest(self._registry).decode()
 
 
 class Metrics:

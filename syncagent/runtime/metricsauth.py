@@ -5,9 +5,14 @@ A request must carry ``Authorization: Bearer <token>``. A ``TokenReview`` says w
 belongs to (no token, or one the server does not accept: 401), then a ``SubjectAccessReview``
 asks whether that user may ``get`` the non-resource URL requested, e.g. ``/metrics`` (no: 403).
 The agent's ServiceAccount needs ``create`` on ``tokenreviews`` and ``subjectaccessreviews``
-(the chart grants both when ``metrics.secure`` is on). Answers are remembered for a short
-while, bounded in number, so a scraper every few seconds costs no review each time and a flood
-of made-up tokens cannot grow the agent's memory.
+(the chart grants both when ``metrics.secure`` is on).
+
+The check runs before routing (``http.guarded``): a refused request never reaches a route.
+Only a grant is remembered, for ``ALLOWED_TTL`` and at most ``MAX_REMEMBERED`` of them, so a
+scraper every few seconds costs no review each time, and a flood of made-up tokens can neither
+grow the agent's memory nor push a real scraper's grant out. A token not remembered is reviewed
+with at most ``REVIEWS_AT_ONCE`` reviews in flight, so such a flood costs the API server no more
+than that many concurrent reviews (the rest wait, bounded by the scraper's own timeout).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from lightkube import AsyncClient
 
 from syncagent.rest.request import build
@@ -29,8 +35,8 @@ from syncagent.runtime.http import Response
 log = logging.getLogger(__name__)
 
 ALLOWED_TTL = 60.0
-DENIED_TTL = 10.0
 MAX_REMEMBERED = 256
+REVIEWS_AT_ONCE = 4
 
 Post = Callable[[Resource, dict[str, Any]], Awaitable[dict[str, Any]]]
 TOKEN_REVIEW = Resource.of(
@@ -55,9 +61,9 @@ class ReviewAuthorizer:
     def __init__(self, post: Post, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._post = post
         self._clock = clock
-        self._remembered: OrderedDict[tuple[str, str], tuple[float, Response | None]] = (
-            OrderedDict()
-        )
+        # (token digest, path) -> until when the grant holds
+        self._remembered: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._reviews = anyio.CapacityLimiter(REVIEWS_AT_ONCE)
 
     async def __call__(self, path: str, headers: dict[str, str]) -> Response | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -65,19 +71,20 @@ class ReviewAuthorizer:
             return Response(401, "Unauthorized: send a ServiceAccount token as 'Bearer'\n")
         key = (hashlib.sha256(token.strip().encode()).hexdigest(), path)
         now = self._clock()
-        hit = self._remembered.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        if self._remembered.get(key, now) > now:
+            return None
         try:
-            verdict = await self._review(token.strip(), path)
+            async with self._reviews:
+                verdict = await self._review(token.strip(), path)
         except Exception as err:
             log.warning("metrics: review failed", extra={"path": path, "error": str(err)})
             return Response(500, "Internal Server Error: could not review the request\n")
-        self._remember(key, now + (ALLOWED_TTL if verdict is None else DENIED_TTL), verdict)
+        if verdict is None:
+            self._remember(key, now + ALLOWED_TTL)
         return verdict
 
-    def _remember(self, key: tuple[str, str], until: float, verdict: Response | None) -> None:
-        self._remembered[key] = (until, verdict)
+    def _remember(self, key: tuple[str, str], until: float) -> None:
+        self._remembered[key] = until
         self._remembered.move_to_end(key)
         while len(self._remembered) > MAX_REMEMBERED:
             self._remembered.popitem(last=False)

@@ -1,38 +1,16 @@
-"""The TLS identity of the secure metrics endpoint: the certificate and key in a folder
-(``tls.crt``, ``tls.key``, as a Secret mounts them), or else a self-signed one made at start,
-as controller-runtime does when it has no certificate folder (Prometheus then scrapes with
-``insecure_skip_verify`` or pins nothing; the token is what authenticates)."""
+"""A self-signed certificate for the secure metrics endpoint while it has no certificate folder
+with a pair in it (``servingcert.py``), as controller-runtime makes one (Prometheus then scrapes
+with ``insecure_skip_verify``; the token is what authenticates)."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import socket
-import ssl
-import tempfile
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-
-
-def server_context(cert_dir: str | None) -> ssl.SSLContext:
-    """A TLS server context from ``cert_dir`` when given, else from a fresh self-signed pair."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if cert_dir:
-        folder = Path(cert_dir)
-        context.load_cert_chain(str(folder / "tls.crt"), str(folder / "tls.key"))
-        return context
-    cert, key = self_signed(socket.gethostname())
-    with tempfile.TemporaryDirectory(prefix="syncagent-tls-") as tmp:
-        # ssl loads a chain only from files; they live as long as this call.
-        (Path(tmp) / "tls.crt").write_bytes(cert)
-        (Path(tmp) / "tls.key").write_bytes(key)
-        context.load_cert_chain(str(Path(tmp) / "tls.crt"), str(Path(tmp) / "tls.key"))
-    return context
 
 
 def self_signed(host: str, *, days: int = 365) -> tuple[bytes, bytes]:

@@ -58,9 +58,9 @@ async def test_serves_metrics_and_probes():
 
         status, _, _ = await fetch(port, get("/nope"))
         assert status == 404
-        status, _, _ = await fetch(port, b"POST /metrics HTTP/1.1\r\n\r\n")
+        status, _, _ = await fetch(port, b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         assert status == 405
-        status, headers, body = await fetch(port, b"HEAD /healthz HTTP/1.1\r\n\r\n")
+        status, headers, body = await fetch(port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (status, body) == (200, "")
         assert headers["Content-Length"] == "3"
         status, _, _ = await fetch(port, b"garbage\r\n\r\n")
@@ -101,3 +101,28 @@ def test_a_check_names_what_fails_and_an_empty_text_passes():
     assert "[-]caches: v1 secrets in b not synced" in text
     assert "[+]discovery" in text
     assert text.endswith("failed: caches\n")
+
+
+async def test_a_refused_request_never_reaches_a_route():
+    served: list[str] = []
+
+    def route() -> http.Response:
+        served.append("metrics")
+        return http.Response(200, "secret\n")
+
+    async def authorize(path: str, headers: dict[str, str]) -> http.Response | None:
+        if headers.get("authorization") == "Bearer good":
+            return None
+        return http.Response(401, f"Unauthorized: {path}\n")
+
+    server = http.Server("127.0.0.1:0", {"/metrics": route}, authorize=authorize)
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(http.serve_endpoint, server)
+        for path in ("/metrics", "/nope"):
+            status, _, body = await fetch(port, get(path))
+            assert (status, body) == (401, f"Unauthorized: {path}\n")
+        assert served == []
+        good = b"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good\r\n\r\n"
+        status, _, body = await fetch(port, good)
+        assert (status, body, served) == (200, "secret\n", ["metrics"])
+        tg.cancel_scope.cancel()

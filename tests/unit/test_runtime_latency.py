@@ -65,7 +65,7 @@ def test_a_restart_does_not_time_a_converged_graph_from_its_first_listing():
     latency.handle(change(ChangeType.MODIFIED, 4))
     clock.now = 141.0
     latency.written("ns/g", 4)
-    assert "syncagent_graph_change_to_status_seconds_sum 1\n" in metrics.render()
+    assert "syncagent_graph_change_to_status_seconds_sum 1.0\n" in metrics.render()
 
 
 def written_at(generation: int, *stamps: str) -> dict:

@@ -69,7 +69,7 @@ async def test_429_is_retried_after_retry_after_for_any_verb():
     assert server.seen == ["POST", "POST"]
     assert sleeps.delays == [2.0]
     assert "syncagent_api_retries_total" in metrics.render()
-    assert 'verb="create",reason="429"' in metrics.render()
+    assert 'reason="429",verb="create"' in metrics.render()
 
 
 @pytest.mark.anyio
@@ -141,7 +141,7 @@ async def test_attempts_are_bounded_and_the_last_answer_returned():
     async with client_for(server, policy=RetryPolicy(attempts=3), metrics=metrics) as http:
         assert (await http.get(f"{PATH}/c")).status_code == 503
     assert server.seen == ["GET"] * 3
-    assert 'syncagent_api_retries_total{verb="get",reason="503"} 2' in metrics.render()
+    assert 'syncagent_api_retries_total{reason="503",verb="get"} 2.0' in metrics.render()
 
 
 @pytest.mark.anyio

@@ -33,9 +33,9 @@ def test_render_is_the_reconcile_without_a_request_in_flight():
     clock.now = 12.25
     reconcile.finish()
     text = metrics.render()
-    assert 'syncagent_reconcile_stage_seconds_sum{controller="dgd",stage="write"} 1\n' in text
+    assert 'syncagent_reconcile_stage_seconds_sum{controller="dgd",stage="write"} 1.0\n' in text
     assert (
-        'syncagent_reconcile_stage_seconds_sum{controller="dgd",stage="status_write"} 1\n' in text
+        'syncagent_reconcile_stage_seconds_sum{controller="dgd",stage="status_write"} 1.0\n' in text
     )
     # 2.25 s in all, 1.5 s of it with a request in flight
     assert 'syncagent_reconcile_stage_seconds_sum{controller="dgd",stage="render"} 0.75\n' in text

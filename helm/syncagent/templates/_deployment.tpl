@@ -112,10 +112,26 @@ spec:
             # Python and its libraries may want a scratch directory; nothing else is writable.
             - name: tmp
               mountPath: /tmp
+            {{- if and $root.Values.metrics.secure $root.Values.metrics.certSecret }}
+            # The serving certificate of /metrics; the agent follows it as it is renewed.
+            - name: metrics-tls
+              mountPath: /etc/syncagent/metrics-tls
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- if and $root.Values.metrics.secure $root.Values.metrics.certSecret }}
+        - name: metrics-tls
+          secret:
+            secretName: {{ $root.Values.metrics.certSecret }}
+            # Optional: the pod starts (self-signed) before cert-manager has issued it.
+            optional: true
+            items:
+              - {key: tls.crt, path: tls.crt}
+              - {key: tls.key, path: tls.key}
+        {{- end }}
       {{- with $root.Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

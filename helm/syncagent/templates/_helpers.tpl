@@ -96,6 +96,9 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
 {{- if .Values.metrics.secure }}
 - --metrics-secure
+{{- if .Values.metrics.certSecret }}
+- --metrics-cert-dir=/etc/syncagent/metrics-tls
+{{- end }}
 {{- end }}
 - --health-probe-bind-address=:{{ .Values.health.port }}
 {{- if .Values.history.enabled }}
