@@ -27,6 +27,7 @@ from tests.cluster.support.graph_policy import (
     hardened,
     refusal,
 )
+from tests.support.graphs import component, graph
 from tests.support.helm import Helm
 from tests.support.kube import Kube
 from tests.support.polling import eventually
@@ -74,6 +75,20 @@ def _both(ns: str, name: str, change: Change) -> list[tuple[dict[str, Any], str]
     ]
 
 
+def _largest(ns: str) -> dict[str, Any]:
+    """25 components (the CRD's maximum), each with 32 containers and 32 volumes."""
+    components = []
+    for i in range(25):
+        c = component(f"c{i}", "decode")
+        spec = c["podTemplate"]["spec"]
+        main = spec["containers"][0]
+        sidecar = {"securityContext": {"capabilities": {"add": ["CHOWN"]}}}
+        spec["containers"] += [dict(main, name=f"s{j}", **sidecar) for j in range(31)]
+        spec["volumes"] = [{"name": f"v{j}", "emptyDir": {}} for j in range(32)]
+        components.append(c)
+    return graph(ns, "largest", components)
+
+
 def _assert_refused(kube: Kube, cases: list[tuple[str, Change, str]], ns: str, level: str) -> None:
     for name, change, field in cases:
         for doc, path in _both(ns, name, change):
@@ -106,6 +121,8 @@ def test_baseline_refuses_every_control_on_graphs_and_components(
         # Plain pod templates and the shipped examples are admitted.
         for doc, _ in _both(ns, "clean", lambda t: None):
             assert refusal(kube, doc) is None
+        # The largest graph the CRD allows stays within CEL's runtime cost budget.
+        assert refusal(kube, _largest(ns)) is None
         for path in sorted(EXAMPLES.glob("*.yaml")):
             for doc in yaml.safe_load_all(path.read_text()):
                 doc["metadata"]["namespace"] = ns
