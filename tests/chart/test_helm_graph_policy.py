@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from tests.chart.support.render import one, render, render_error
+from tests.chart.support.render import objects, one, render, render_error
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "nvidia.com_dynamographdeployments.yaml"
 # Pod Security's restricted level allows these volume sources (hostPath has its own rule).
@@ -58,3 +58,21 @@ def test_values_refuse_an_unknown_level_and_a_quote_in_a_prefix() -> None:
     assert "level" in render_error({"graphPolicy": {"enabled": True, "level": "privileged"}})
     bad = {"graphPolicy": {"enabled": True, "exceptions": {"hostPathPrefixes": ["/a'b"]}}}
     assert "hostPathPrefixes" in render_error(bad)
+
+
+def test_every_agent_is_told_the_service_account_it_runs_as() -> None:
+    shards = [{"name": "a", "selector": "s in (a)"}, {"name": "b", "selector": "s notin (a)"}]
+    docs = render({"shards": shards}, namespace="sys")
+    (account,) = [a["metadata"]["name"] for a in objects(docs, "ServiceAccount")]
+    for deployment in objects(docs, "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == account
+        assert f"--service-account=sys/{account}" in pod["containers"][0]["args"]
+
+
+def test_the_policy_refuses_the_agents_account_in_the_release_namespace_only() -> None:
+    docs = render({"graphPolicy": {"enabled": True}}, namespace="sys")
+    (account,) = [a["metadata"]["name"] for a in objects(docs, "ServiceAccount")]
+    expressions = _expressions(one(docs, "ValidatingAdmissionPolicy"))
+    assert 'object.metadata.namespace != "sys"' in expressions
+    assert f'a == "{account}"' in expressions
