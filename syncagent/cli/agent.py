@@ -16,6 +16,7 @@ import anyio
 import anyio.abc
 
 from syncagent.cli.errors import UserError
+from syncagent.cli.identity import own_account
 from syncagent.cli.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, setup
 from syncagent.controller.history import HistoryRecorder
@@ -88,6 +89,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
         fights=fights,
         shard=shard,
         check_namespace=_check_namespace(settings),
+        agent_account=own_account(settings.identity.service_account),
     )
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
     setup(manager, client, controllers, programs=programs, history=history)

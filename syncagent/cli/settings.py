@@ -285,6 +285,17 @@ class Logging:
 
 
 @dataclass(frozen=True)
+class Identity:
+    service_account: str = flag(
+        "--service-account",
+        default="",
+        metavar="NAMESPACE/NAME",
+        help="the ServiceAccount the agent runs as, whose name no rendered pod may carry "
+        "(default: read from the in-cluster token; the chart sets it)",
+    )
+
+
+@dataclass(frozen=True)
 class AgentSettings:
     """Everything ``syncagent run`` is told on its command line, grouped by concern."""
 
@@ -298,6 +309,7 @@ class AgentSettings:
     status: StatusWrites
     fights: FightDetector
     logging: Logging
+    identity: Identity
     capability: list[Any]  # (name, Setting) pairs of --capability (flags.add_capability_argument)
 
 
@@ -313,6 +325,7 @@ GROUPS: tuple[tuple[str, type[Any]], ...] = (
     ("status", StatusWrites),
     ("fights", FightDetector),
     ("logging", Logging),
+    ("identity", Identity),
 )
 
 

@@ -36,6 +36,7 @@ from syncagent.programs.workload import (
     finished_component_events,
 )
 from syncagent.programs.writes import Writer
+from syncagent.render import AgentAccount
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.latency import ChangeLatency
@@ -69,6 +70,7 @@ class Reconcilers:
     capabilities: Callable[[], Capabilities | None]
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
+    agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
     programs: Registry = field(kw_only=True)  # the composition root's
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
@@ -140,6 +142,7 @@ class Reconcilers:
             store=self.store,
             writer=writer,
             discovery_backend=self.discovery_backend,
+            agent_account=self.agent_account,
             programs=self.programs,
         )
 
@@ -217,6 +220,7 @@ class Reconcilers:
             store=self.store,
             writer=writer,
             discovery_backend=self.discovery_backend,
+            agent_account=self.agent_account,
         )
         outcome = await WorkloadProgram().reconcile(ctx)
         if self._quiet_conflict("dcd", key, conflict=outcome.conflict):

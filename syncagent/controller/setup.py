@@ -20,6 +20,7 @@ from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
+from syncagent.render import AgentAccount
 from syncagent.rest.resource import Resource
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
@@ -68,6 +69,7 @@ class ControllerSettings:
     resync_period: float = 600.0
     progress_interval: float = PROGRESS_INTERVAL  # graph status progress (docs/lifecycle.md §1)
     discovery_backend: str = "kubernetes"
+    agent_account: AgentAccount | None = None  # the agent's own ServiceAccount, when known
     fights: FightPolicy | None = None
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose graphs (runtime/shard.py)
     # Where the start-up check of the create-only write dry-runs its ConfigMap (ssa/createcheck.py)
@@ -199,6 +201,7 @@ def _reconcilers(
         capabilities=lambda: manager.capabilities,  # type: ignore[arg-type,return-value]
         metrics=manager.metrics,
         discovery_backend=settings.discovery_backend,
+        agent_account=settings.agent_account,
         fights=Fights(
             FightDetector(settings.fights),
             recorder=manager.events,

@@ -22,6 +22,7 @@ from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
+from syncagent.render import AgentAccount
 from syncagent.ssa import PreconditionError, SsaError
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class GraphContext:
     store: Store
     writer: Writer
     discovery_backend: str = "kubernetes"
+    agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
     now: str = field(default_factory=status.now_rfc3339)
     # The programs this agent runs: the composition root's registry, passed down.
     programs: Registry = field(kw_only=True)

@@ -27,7 +27,7 @@ from syncagent.programs.program import Route
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import RefusedError, Writer
-from syncagent.render import RenderError
+from syncagent.render import AgentAccount, RenderError
 from syncagent.ssa import SsaError
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ def graph_context(
     writer: Writer,
     discovery_backend: str,
     programs: Registry,
+    agent_account: AgentAccount | None = None,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start)."""
     recorded, selection = route(graph, caps, store=store, programs=programs)
@@ -52,6 +53,7 @@ def graph_context(
         store=store,
         writer=writer,
         discovery_backend=discovery_backend,
+        agent_account=agent_account,
         programs=programs,
     )
 

@@ -17,7 +17,7 @@ import orjson
 from syncagent.api.checkpoint import checkpoint_ready
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
-from syncagent.render import Environment, PullSecret
+from syncagent.render import AgentAccount, Environment, PullSecret
 from syncagent.render.pullsecrets import registry_hosts
 
 Obj = dict[str, Any]
@@ -113,6 +113,7 @@ def environment(
     *,
     discovery_backend: str,
     checkpoints: Mapping[str, bool] | None = None,
+    agent_account: AgentAccount | None = None,
 ) -> Environment:
     secrets = [pull_secret(s) for s in store.list("Secret", namespace)]
     accounts = sorted(
@@ -124,6 +125,7 @@ def environment(
         pull_secrets=tuple(sorted((s for s in secrets if s), key=lambda s: s.name)),
         component_pod_service_accounts=tuple(accounts),
         checkpoint_ready=dict(checkpoints or {}),
+        agent_account=agent_account,
     )
 
 

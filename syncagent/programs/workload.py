@@ -33,6 +33,7 @@ from syncagent.programs.view import Obj, Store, checkpoint_readiness
 from syncagent.programs.view import environment as namespace_environment
 from syncagent.programs.writes import RefusedError, Writer
 from syncagent.render import (
+    AgentAccount,
     ComponentSource,
     Environment,
     Rendered,
@@ -70,6 +71,7 @@ class ComponentContext:
     store: Store
     writer: Writer
     discovery_backend: str = "kubernetes"
+    agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
     now: str = field(default_factory=status.now_rfc3339)
 
     @property
@@ -201,6 +203,7 @@ class WorkloadProgram:
             source.namespace,
             discovery_backend=ctx.discovery_backend,
             checkpoints=checkpoints,
+            agent_account=ctx.agent_account,
         )
 
     def _legacy(self, ctx: ComponentContext, source: ComponentSource) -> bool:

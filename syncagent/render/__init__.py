@@ -50,6 +50,7 @@ from syncagent.render.dcd import (
 from syncagent.render.deployment import deployment
 from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import (
+    AgentAccount,
     ComponentSource,
     Environment,
     PullSecret,
@@ -63,6 +64,7 @@ from syncagent.render.services import component_selector, component_service, mod
 
 __all__ = [
     "PLACEHOLDER_UID",
+    "AgentAccount",
     "ComponentObjects",
     "ComponentSource",
     "Environment",

@@ -21,6 +21,18 @@ DEFAULT_TYPE = "default"
 
 
 @dataclass(frozen=True, slots=True)
+class AgentAccount:
+    """The ServiceAccount the agent runs as: no pod it renders may run as it (its token is
+    the agent's rights, docs/security.md §2)."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class PullSecret:
     """A ``kubernetes.io/dockerconfigjson`` Secret and the registry hosts its ``auths`` cover."""
 
@@ -38,6 +50,8 @@ class Environment:
     component_pod_service_accounts: tuple[str, ...] = ()
     # DynamoCheckpoint name -> ready; a missing entry is not ready (docs/api.md §2)
     checkpoint_ready: Mapping[str, bool] = field(default_factory=dict)
+    # The agent's own ServiceAccount (None: unknown, as offline)
+    agent_account: AgentAccount | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from syncagent.render.containers import (
     main_defaults,
 )
 from syncagent.render.inputs import (
+    AgentAccount,
     ComponentSource,
     Environment,
     discovery_backend,
@@ -135,6 +136,7 @@ def pod_template(
     if not spec["volumes"]:
         del spec["volumes"]
     _pod_identity(spec, source=source, env=env, grove=grove)
+    _refuse_agent_account(spec, namespace=source.namespace, agent=env.agent_account)
     annotations = pod_annotations(source)
     metadata: dict[str, Any] = {
         "labels": pod_labels(source, role=role, env=env, legacy_worker=legacy_worker)
@@ -181,6 +183,22 @@ def _pod_identity(
         account = _service_account(source, env, grove=grove)
         if account:
             spec["serviceAccountName"] = account
+
+
+def _refuse_agent_account(
+    spec: dict[str, Any], *, namespace: str, agent: AgentAccount | None
+) -> None:
+    # A pod running as the agent holds its token, and with it every right the chart grants
+    # the agent: whoever may write a graph in the agent's namespace must not get that.
+    if agent is None or namespace != agent.namespace:
+        return
+    for key in ("serviceAccountName", "serviceAccount"):
+        if spec.get(key) == agent.name:
+            raise RenderError(
+                f"spec.podTemplate.spec.{key}: {agent.name} is the ServiceAccount the agent "
+                "runs as, and a pod running as it would hold the agent's token; name another "
+                "ServiceAccount, or none (docs/security.md §2)"
+            )
 
 
 def _service_account(source: ComponentSource, env: Environment, *, grove: bool) -> str:

@@ -1,6 +1,7 @@
 """Issue 26 items 4 and 5 on a real API server: the chart's opt-in graph policy (a
 ValidatingAdmissionPolicy) refuses graphs and components whose pod templates ask for
-privileged containers, host namespaces or hostPath volumes, where the release reconciles; and
+privileged containers, host namespaces or hostPath volumes, where the release reconciles
+(tests/cluster/test_graph_policy.py tries every Pod Security control); and
 the chart's optional PodDisruptionBudget, anti-affinity and NetworkPolicy, with its grace
 period, are accepted by the API server as rendered."""
 
@@ -119,12 +120,15 @@ def _refusal(kube: Kube, doc: dict[str, Any]) -> str | None:
     return None
 
 
+# Each refusal names the component's field (tests/cluster/test_graph_policy.py tries every
+# Pod Security control).
+_FIELD = "spec.components[Frontend].podTemplate.spec."
 CASES = [
-    (_privileged, "a pod template asks for a privileged container"),
-    (_privileged_init, "a pod template asks for a privileged container"),
-    (_host_network, "a pod template asks for a host namespace"),
-    (_host_pid, "a pod template asks for a host namespace"),
-    (_host_path, "a pod template mounts a hostPath volume"),
+    (_privileged, _FIELD + "containers[*].securityContext.privileged"),
+    (_privileged_init, _FIELD + "containers[*].securityContext.privileged"),
+    (_host_network, _FIELD + "hostNetwork asks for a host namespace"),
+    (_host_pid, _FIELD + "hostPID asks for a host namespace"),
+    (_host_path, _FIELD + "volumes[*].hostPath mounts a hostPath volume"),
 ]
 
 
@@ -162,7 +166,7 @@ def test_graph_policy_covers_standalone_components_only_where_the_release_reconc
     }
     _host_path(dcd["spec"]["podTemplate"]["spec"])
     message = eventually(lambda: _refusal(kube, dcd), deadline=DEADLINE, what="the refusal")
-    assert f"DynamoComponentDeployment/{guarded.watched}/c: a pod template mounts a hostPath" in (
+    assert f"DynamoComponentDeployment/{guarded.watched}/c: spec.podTemplate.spec.volumes" in (
         message
     )
     # The binding covers the watched namespaces only.

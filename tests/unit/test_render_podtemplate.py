@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from syncagent.render import (
+    AgentAccount,
     ComponentSource,
     Environment,
     PullSecret,
@@ -218,6 +219,34 @@ def test_user_service_account_wins():
     spec["podTemplate"]["spec"]["serviceAccountName"] = "mine"
     template = pod_template(standalone("d", spec), role="main", env=Environment())
     assert template["spec"]["serviceAccountName"] == "mine"
+
+
+AGENT = AgentAccount("ns", "syncagent")
+
+
+@pytest.mark.parametrize("key", ["serviceAccountName", "serviceAccount"])
+def test_a_pod_naming_the_agents_service_account_is_refused(key: str) -> None:
+    spec = worker_spec()
+    spec["podTemplate"]["spec"][key] = "syncagent"
+    with pytest.raises(RenderError, match=rf"^spec.podTemplate.spec.{key}: syncagent is the "):
+        pod_template(standalone("d", spec), role="main", env=Environment(agent_account=AGENT))
+
+
+def test_the_agents_account_is_refused_when_the_agent_picks_it_too() -> None:
+    # Labelled nvidia.com/dynamo-component-pod by someone: the agent's fallback would pick it.
+    env = Environment(
+        discovery_backend="etcd", component_pod_service_accounts=("syncagent",), agent_account=AGENT
+    )
+    with pytest.raises(RenderError, match="the ServiceAccount the agent runs as"):
+        pod_template(standalone("d", worker_spec()), role="main", env=env)
+
+
+def test_the_agents_account_name_in_another_namespace_is_another_account() -> None:
+    spec = worker_spec()
+    spec["podTemplate"]["spec"]["serviceAccountName"] = "syncagent"
+    env = Environment(agent_account=AgentAccount("elsewhere", "syncagent"))
+    template = pod_template(standalone("d", spec), role="main", env=env)
+    assert template["spec"]["serviceAccountName"] == "syncagent"
 
 
 def test_example_6_multinode_without_args_fails():

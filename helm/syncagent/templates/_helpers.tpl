@@ -93,6 +93,7 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 - --capability={{ . }}
 {{- end }}
 - --discovery-backend={{ .Values.discoveryBackend }}
+- --service-account={{ .Release.Namespace }}/{{ include "syncagent.serviceAccountName" . }}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
 {{- if .Values.metrics.secure }}
 - --metrics-secure

@@ -52,7 +52,12 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     # deleted by hand (or its CRD removed) leaves Services the DCDs would otherwise wait for.
     if result.retry or not (leftovers or _graph_holds_services(ctx)):
         return result
-    env = environment(ctx.store, ctx.namespace, discovery_backend=ctx.discovery_backend)
+    env = environment(
+        ctx.store,
+        ctx.namespace,
+        discovery_backend=ctx.discovery_backend,
+        agent_account=ctx.agent_account,
+    )
     dcds = generate_dcds(ctx.typed, env=env, worker_hash=graph_worker_hash(ctx.typed))
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)

@@ -78,6 +78,7 @@ class ComponentReconcile:
             ctx.namespace,
             discovery_backend=ctx.discovery_backend,
             checkpoints=checkpoints.ready,
+            agent_account=ctx.agent_account,
         )
         graph_live = _graph_live(live, restarting=plan.annotate)
         dcds = generate_dcds(ctx.typed, live=graph_live, env=env, worker_hash=worker_hash)

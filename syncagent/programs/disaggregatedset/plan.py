@@ -83,6 +83,7 @@ def prepare(ctx: GraphContext) -> Plan:
         ctx.namespace,
         discovery_backend=ctx.discovery_backend,
         checkpoints=checkpoints.ready,
+        agent_account=ctx.agent_account,
     )
     restart_at = {**dcd_restart_values(live_dcds), **restart_values_from_ds(ds, roles)}
     backend = {

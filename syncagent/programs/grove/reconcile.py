@@ -73,6 +73,7 @@ class GroveReconcile:
             ctx.namespace,
             discovery_backend=ctx.discovery_backend,
             checkpoints=checkpoints.ready,
+            agent_account=ctx.agent_account,
         )
         name = pcs_name(ctx.name, components)
         children = self._children(ctx, components, name, env)
