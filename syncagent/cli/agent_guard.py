@@ -3,7 +3,8 @@ declarations the chart's RBAC comes from: the kinds the pathways apply and the s
 their field managers patch (``Registry.written``, ``Registry.subresource_writes``), the kinds
 that control what they apply (``registry.CONTROLLERS``), and each graph's discovery identity
 (its Role's rules and its names, ``render.identity``), and the namespaces the agent leaves
-alone unless named (``controller.setup.SYSTEM_NAMESPACES``). ``cli.generate`` writes the template;
+alone unless named (``controller.setup.SYSTEM_NAMESPACES``), and the name of the dry run the
+agent sends when it starts leading (``ssa.createcheck.PROBE_NAME``). ``cli.generate`` writes the template;
 a kind a new pathway writes reaches the guard and the RBAC together.
 """
 
@@ -21,6 +22,7 @@ from syncagent.render.naming import (
     discovery_service_account,
 )
 from syncagent.rest.resource import Resource
+from syncagent.ssa.createcheck import PROBE_NAME
 
 
 def target(kind: Resource, subresource: str = "") -> str:
@@ -57,6 +59,7 @@ def guard_data(programs: Registry) -> dict[str, Any]:
         ],
         "names": identity_names(),
         "systemNamespaces": list(SYSTEM_NAMESPACES),
+        "createOnlyProbe": PROBE_NAME,
     }
 
 

@@ -37,7 +37,7 @@ def test_the_guard_is_on_by_default_and_binds_every_namespace() -> None:
     assert spec["failurePolicy"] == "Fail"
     (rule,) = spec["matchConstraints"]["resourceRules"]
     assert rule["operations"] == ["CREATE", "UPDATE", "DELETE"]
-    assert rule["resources"] == ["*", "*/*"]
+    assert rule["resources"] == ["*/*"]
 
 
 def test_the_guard_matches_the_agents_service_account_only() -> None:
@@ -72,12 +72,12 @@ def test_cluster_wide_the_system_and_release_namespaces_are_left_out() -> None:
     reconciled = _variable(_guard(), "reconciled")
     for ns in ("kube-system", "kube-public", "kube-node-lease", "syncagent-system"):
         assert f'"{ns}"' in reconciled, ns
-    assert "!(request.namespace in" in reconciled
+    assert "!(variables.ns in" in reconciled
 
 
 def test_namespaced_only_the_watched_namespaces_are_reconciled() -> None:
     reconciled = _variable(_guard({"watchNamespaces": ["team-a", "kube-system"]}), "reconciled")
-    assert reconciled == 'request.namespace in ["team-a","kube-system"]'
+    assert reconciled == 'variables.ns in ["team-a","kube-system"]'
 
 
 def test_each_shards_lease_and_the_lease_namespace_are_allowed() -> None:

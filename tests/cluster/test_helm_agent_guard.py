@@ -151,11 +151,11 @@ def _bind_cluster_role_to_everyone(g: Guarded) -> Any:
 
 
 def _bind_discovery_role_to_another_account(g: Guarded) -> Any:
-    name = "g-k8s-service-discovery"
+    # The graph's discovery Role (it exists), bound to the namespace's default account.
     body = binding(
         g.tenant,
-        f"{name}-binding",
-        {"kind": "Role", "name": f"{name}-role"},
+        "h-k8s-service-discovery-binding",
+        {"kind": "Role", "name": "g-k8s-service-discovery-role"},
         {"kind": "ServiceAccount", "name": "default", "namespace": g.tenant},
     )
     return g.agent.create(RoleBinding.from_dict(owned(body, g.dgd)))
@@ -164,7 +164,7 @@ def _bind_discovery_role_to_another_account(g: Guarded) -> Any:
 def _role_with_other_rules(g: Guarded) -> Any:
     # Rules the agent holds (so RBAC's escalation check passes) but no discovery Role has.
     rules = [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create", "patch"]}]
-    body = role(g.tenant, "g-k8s-service-discovery-role", rules)
+    body = role(g.tenant, "h-k8s-service-discovery-role", rules)
     return g.agent.create(Role.from_dict(owned(body, g.dgd)))
 
 

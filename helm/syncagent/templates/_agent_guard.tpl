@@ -27,3 +27,6 @@ Do not edit; tests/unit/test_generated_drift.py holds it.
 {{- define "syncagent.guard.systemNamespaces" -}}
 ["kube-system", "kube-public", "kube-node-lease"]
 {{- end }}
+{{- define "syncagent.guard.createOnlyProbe" -}}
+"syncagent-create-only-check"
+{{- end }}
