@@ -83,5 +83,5 @@ def test_namespaced_only_the_watched_namespaces_are_reconciled() -> None:
 def test_each_shards_lease_and_the_lease_namespace_are_allowed() -> None:
     spec = _guard({"shards": SHARDS, "leaderElection": {"namespace": "leases"}})
     text = _validations(spec)
-    assert 'request.name in ["syncagent-a", "syncagent-b"]' in text
-    assert 'request.namespace == "leases"' in text
+    assert 'variables.name in ["syncagent-a", "syncagent-b"]' in text
+    assert 'variables.ns == "leases"' in text
