@@ -331,3 +331,13 @@ def test_the_guard_binds_only_the_agents_account(guarded: Guarded) -> None:
     controller, in the same namespace, is admitted."""
     body = deployment(guarded.tenant, f"admin-{uuid.uuid4().hex[:6]}")
     assert guarded.admin.create(Deployment.from_dict(body)).metadata.uid
+
+
+def test_a_dry_run_needs_no_controller_but_its_namespace_rule_holds(guarded: Guarded) -> None:
+    """The agent dry-runs content before its create adds the owner reference; nothing is
+    stored, so the guard admits it, but not in a namespace it would refuse."""
+    name = f"dry-{uuid.uuid4().hex[:6]}"
+    body = Deployment.from_dict(deployment(guarded.tenant, name))
+    guarded.agent.apply(body, dry_run=True)
+    forbidden_body = Deployment.from_dict(deployment("kube-system", name))
+    refused_by_guard(lambda: guarded.agent.apply(forbidden_body, dry_run=True))
