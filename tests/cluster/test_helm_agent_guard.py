@@ -88,9 +88,25 @@ def guarded(control_planes: Any, tmp_path_factory: pytest.TempPathFactory) -> It
             for rendered in _identity(tenant, dgd):
                 admin.apply(_IDENTITY_KINDS[rendered.kind].from_dict(rendered.create_manifest()))
             with token_client(control_plane, token) as agent:
+                _wait_for_the_guard(agent)
                 yield Guarded(admin, agent, release, tenant, account, dgd)
         finally:
             helm.uninstall(release, release)
+
+
+def _wait_for_the_guard(agent: Client) -> None:
+    """The API server loads a new policy a moment after it is stored (seconds on 1.30): wait
+    until a dry run the guard refuses (nothing is stored either way) is refused."""
+    body = Deployment.from_dict(deployment("kube-system", "guard-probe"))
+
+    def refused() -> bool:
+        try:
+            agent.apply(body, dry_run=True)
+        except ApiError as err:
+            return GUARD in (err.status.message or "")
+        return False
+
+    eventually(refused, deadline=60.0, what="the agent guard refusing a dry run in kube-system")
 
 
 def owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
