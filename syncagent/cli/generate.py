@@ -6,6 +6,8 @@
   DGD's ``status.routing.pathway`` enum from the registry (``cli.pathways``);
 - ``helm/syncagent/templates/_pathway_rules.tpl``: the ClusterRole rules only one pathway needs
   (``Registry.pathway_rules``);
+- ``helm/syncagent/templates/_agent_guard.tpl``: what the chart's agent guard lets the agent's
+  ServiceAccount write (``cli.agent_guard``);
 - ``helm/syncagent/templates/_capabilities.tpl`` and the ``capabilities`` property of
   ``helm/syncagent/values.schema.json`` (the rest of that file is written by hand): the
   capabilities ``--capability`` takes (``Registry.capabilities``), each with those it needs.
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from syncagent.api import crdgen
+from syncagent.cli import agent_guard
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.registry import Registry
 
@@ -31,6 +34,7 @@ CRDS = Path("crds")
 CHART_CRDS = Path("helm/syncagent/files/crds")
 PATHWAY_RULES = Path("helm/syncagent/templates/_pathway_rules.tpl")
 CAPABILITIES = Path("helm/syncagent/templates/_capabilities.tpl")
+AGENT_GUARD = Path("helm/syncagent/templates/_agent_guard.tpl")
 VALUES_SCHEMA = Path("helm/syncagent/values.schema.json")
 
 _HEADER = """\
@@ -71,6 +75,12 @@ def capabilities_template(programs: Registry) -> str:
     return "\n".join((define, json.dumps(declared), "{{- end }}")) + "\n"
 
 
+def agent_guard_template(programs: Registry) -> str:
+    """The chart template of the agent guard's data (``agent-guard.yaml`` includes it)."""
+    what = "what the agent guard lets the agent write (agent-guard.yaml includes it)"
+    return agent_guard.template(programs, _HEADER % what)
+
+
 def values_schema(programs: Registry, current: str) -> str:
     """``current`` (the chart's values schema) with its ``capabilities`` property naming each
     capability: a name no pathway declares is rejected, one left out is ``auto``."""
@@ -94,6 +104,7 @@ def generated(programs: Registry) -> dict[Path, str]:
     out |= {CHART_CRDS / name: text for name, text in crds.items()}
     out[PATHWAY_RULES] = pathway_rules_template(programs)
     out[CAPABILITIES] = capabilities_template(programs)
+    out[AGENT_GUARD] = agent_guard_template(programs)
     schema = (REPO / VALUES_SCHEMA).read_text(encoding="utf-8")
     out[VALUES_SCHEMA] = values_schema(programs, schema)
     return out

@@ -64,6 +64,9 @@ COMMON: tuple[Watched, ...] = (
     POD_SERVICE_ACCOUNTS,
     CHECKPOINTS,
 )
+# The kinds that control everything the agent applies: the graph and its components (every
+# rendered object names one of them as its controller, docs/ownership.md).
+CONTROLLERS: tuple[Resource, ...] = (GRAPHS.kind, COMPONENTS.kind)
 # API groups/versions every cluster running the agent serves; the others are discovered.
 ALWAYS_SERVED = frozenset({"v1", "apps/v1", "rbac.authorization.k8s.io/v1", kinds.DGD.api_version})
 
@@ -200,6 +203,24 @@ class Registry:
             key = (w.kind.group, w.kind.plural)
             out[key] = out.get(key, frozenset()) | frozenset(APPLY if w.write else READ)
         return out
+
+    def written(self) -> tuple[Resource, ...]:
+        """Every kind the agent applies (and may delete): the written watches' kinds and every
+        program's workload kinds. Each object of them it writes is controlled by one of
+        :data:`CONTROLLERS` (the chart's agent guard holds it to that)."""
+        return _unique((*(w.kind for w in self.watched() if w.write), *self.owned_kinds()))
+
+    def subresource_writes(self) -> tuple[tuple[Resource, str], ...]:
+        """Every (kind, subresource) a field manager of the agent patches: the graph's and the
+        components' status, and each program's own (Grove's scale)."""
+        by_name = {k.kind: k for k in (*self.store_kinds(), *self.owned_kinds())}
+        pairs = (
+            (by_name[name], manager.subresource)
+            for manager in self.field_managers()
+            if manager.subresource
+            for name in manager.kinds
+        )
+        return tuple(dict.fromkeys(pairs))
 
     def pathway_rules(self) -> dict[str, list[Rule]]:
         """Per program, the chart rules of what only it reads and writes (the common watches'

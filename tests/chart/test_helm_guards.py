@@ -29,7 +29,9 @@ def test_grace_period_outlasts_the_drain_and_the_lease_release() -> None:
 def test_no_guard_is_rendered_by_default() -> None:
     docs = render()
     for kind in ("PodDisruptionBudget", "NetworkPolicy", "ValidatingAdmissionPolicy"):
-        assert objects(docs, kind) == [], kind
+        # the agent guard is on by default (tests/chart/test_helm_agent_guard.py)
+        found = [d for d in objects(docs, kind) if not d["metadata"]["name"].endswith("-guard")]
+        assert found == [], kind
     (pod,) = _pods(docs)
     assert "affinity" not in pod
 
@@ -99,8 +101,8 @@ def test_network_policy_opens_the_agents_ports_and_the_api_server_only() -> None
 @pytest.mark.parametrize("watch", [[], ["team-a", "team-b"]])
 def test_graph_policy_binds_where_the_release_reconciles(watch: list[str]) -> None:
     docs = render({"graphPolicy": {"enabled": True}, "watchNamespaces": watch})
-    policy = one(docs, "ValidatingAdmissionPolicy")
-    binding = one(docs, "ValidatingAdmissionPolicyBinding")
+    policy = one(docs, "ValidatingAdmissionPolicy", "r1-syncagent-graph-policy")
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", "r1-syncagent-graph-policy")
     assert (
         binding["spec"]["policyName"] == policy["metadata"]["name"] == "r1-syncagent-graph-policy"
     )

@@ -1,8 +1,9 @@
 """Every generated file is exactly what ``python -m syncagent.cli.generate`` makes from the
 models and the pathways (crds/, the chart's copy of them, the chart's pathway RBAC rules, its
-capabilities and the capability list of its values schema); the vendored Kubernetes schemas are
-refreshed by the same command with ``--openapi "$(python -m syncagent.devcluster.gomod)"`` (that
-check downloads a Go module, so it lives in the cluster tier: test_crds_vendored_schemas.py).
+agent guard's data, its capabilities and the capability list of its values schema); the
+vendored Kubernetes schemas are refreshed by the same command with ``--openapi "$(python -m
+syncagent.devcluster.gomod)"`` (that check downloads a Go module, so it lives in the cluster
+tier: test_crds_vendored_schemas.py).
 
 The expected lists are the registry's (``cli.pathways``), never written out here: a new pathway
 needs no edit of this file. A registry with the toy pathway shows each check fails when the
@@ -67,6 +68,8 @@ def test_a_pathway_the_files_miss_is_drift_in_each_file_it_reaches() -> None:
     # a registry with one more pathway: its enum value, RBAC rules and capability are missing
     graph_crds = {GRAPH_CRD, generate.CHART_CRDS / GRAPH_CRD.name}
     chart = {generate.PATHWAY_RULES, generate.CAPABILITIES, generate.VALUES_SCHEMA}
+    # the agent guard lets the agent write the toy's kind, as the RBAC rules grant it
+    chart.add(generate.AGENT_GUARD)
     assert drifted(WITH_TOY) == graph_crds | chart
 
 

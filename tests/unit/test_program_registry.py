@@ -161,3 +161,32 @@ def test_every_written_kind_has_a_field_manager() -> None:
         written = {w.kind.kind for w in registry.watched() if w.write}
         declared = {k for m in registry.field_managers() for k in m.kinds}
         assert written <= declared, written - declared
+
+
+def test_the_agent_guard_lets_the_agent_write_what_the_rbac_lets_it_create() -> None:
+    """The chart's agent guard and its RBAC come from one declaration: every kind the agent
+    creates is one the guard admits, with the toy's kind once it is registered."""
+    for registry in (PROGRAMS, REGISTRY):
+        created = {k for k, verbs in registry.rbac().items() if "create" in verbs}
+        created |= {
+            (r.group, r.resource)
+            for rules in registry.pathway_rules().values()
+            for r in rules
+            if "create" in r.verbs
+        }
+        assert {(k.group, k.plural) for k in registry.written()} == created
+    assert TOY in REGISTRY.written()
+    assert TOY not in PROGRAMS.written()
+
+
+def test_the_subresources_the_agent_patches_are_its_managers() -> None:
+    written = {(k.plural, sub) for k, sub in PROGRAMS.subresource_writes()}
+    assert written == {
+        ("dynamographdeployments", "status"),
+        ("dynamocomponentdeployments", "status"),
+        ("podcliques", "scale"),
+        ("podcliquescalinggroups", "scale"),
+    }
+    # each is one of the chart's patch rules (the common status rules are the chart's own)
+    pathway = {(r.group, r.resource) for rs in PROGRAMS.pathway_rules().values() for r in rs}
+    assert ("grove.io", "podcliques/scale") in pathway
