@@ -7,7 +7,8 @@ Standard library only, like build-image: it runs before the project is installed
   for exactly those versions; when the suite no longer serves one (a point release or a
   security update replaced it), the build fails and says how to refresh the lock.
 - The SBOM (SPDX 2.3 JSON) lists every Debian package and every Python distribution in the
-  image, with package URLs, as the build installed them.
+  image, with package URLs, as the build installed them, and what a distribution links
+  statically (the OpenSSL inside cryptography's wheel), which no package manager records.
 """
 
 from __future__ import annotations
@@ -42,6 +43,43 @@ class Package:
         if self.arch:
             return f"pkg:deb/debian/{self.name}@{self.version}?arch={self.arch}"
         return f"pkg:pypi/{_pypi_name(self.name)}@{self.version}"
+
+
+@dataclass(frozen=True, order=True)
+class Bundled:
+    """A library linked into a distribution's extension, named as scanners know it."""
+
+    name: str
+    version: str
+    inside: Package
+    cpe_vendor: str
+
+    @property
+    def purl(self) -> str:
+        return f"pkg:generic/{self.name}@{self.version}"
+
+    @property
+    def cpe(self) -> str:
+        return f"cpe:2.3:a:{self.cpe_vendor}:{self.name}:{self.version}:*:*:*:*:*:*:*"
+
+
+# What cryptography.hazmat.backends.openssl.backend.openssl_version_text() prints inside the
+# image's Python: "OpenSSL 3.5.4 30 Sep 2025".
+OPENSSL_PROBE = (
+    "from cryptography.hazmat.backends.openssl import backend; "
+    "print(backend.openssl_version_text())"
+)
+
+
+def openssl_in(cryptography: Package, version_text: str) -> Bundled:
+    """The OpenSSL that ``version_text`` (``OPENSSL_PROBE``'s output) names."""
+    found = re.fullmatch(r"OpenSSL (\d+\.\d+\.\d+[a-z]?)\b.*", version_text.strip())
+    if found is None:
+        raise LockError(
+            f"cryptography {cryptography.version}: cannot read the OpenSSL version from "
+            f"{version_text.strip()!r}; update supplychain.openssl_in for its format"
+        )
+    return Bundled("openssl", found.group(1), cryptography, cpe_vendor="openssl")
 
 
 class LockError(RuntimeError):
@@ -108,19 +146,25 @@ def python_distributions(site_packages: Path) -> list[Package]:
 
 
 def sbom(
-    *, name: str, version: str, epoch: int, suite: str, packages: Iterable[Package]
+    *,
+    name: str,
+    version: str,
+    epoch: int,
+    suite: str,
+    packages: Iterable[Package],
+    bundled: Iterable[Bundled] = (),
 ) -> dict[str, object]:
-    """An SPDX 2.3 document of ``packages``; the same inputs give the same bytes."""
+    """An SPDX 2.3 document of ``packages`` and what they link in (each ``bundled`` entry with
+    a CONTAINS relationship from its distribution); the same inputs give the same bytes."""
     created = datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     distro = DEBIAN_RELEASE.get(suite, f"debian-{suite}")
     entries = []
     for p in sorted(set(packages)):
-        kind = "deb" if p.arch else "pypi"
         purl = f"{p.purl}&distro={distro}" if p.arch else p.purl
         entries.append(
             {
                 "name": p.name,
-                "SPDXID": f"SPDXRef-{kind}-{_spdx_id(p.name)}-{_spdx_id(p.version)}",
+                "SPDXID": _package_id(p),
                 "versionInfo": p.version,
                 "downloadLocation": "NOASSERTION",
                 "supplier": "Organization: Debian" if p.arch else "NOASSERTION",
@@ -134,6 +178,16 @@ def sbom(
                 ],
             }
         )
+    relationships = []
+    for b in sorted(set(bundled)):
+        entries.append(_bundled_entry(b))
+        relationships.append(
+            {
+                "spdxElementId": _package_id(b.inside),
+                "relationshipType": "CONTAINS",
+                "relatedSpdxElement": _bundled_id(b),
+            }
+        )
     return {
         "spdxVersion": "SPDX-2.3",
         "dataLicense": "CC0-1.0",
@@ -142,6 +196,7 @@ def sbom(
         "documentNamespace": f"https://github.com/syncagent/syncagent/sbom/{version}/{epoch}",
         "creationInfo": {"created": created, "creators": ["Tool: packaging/build-image"]},
         "packages": entries,
+        "relationships": relationships,
     }
 
 
@@ -149,11 +204,64 @@ def sbom_packages(document: Mapping[str, object]) -> list[Package]:
     """The packages an SBOM of :func:`sbom` lists (the image tier reads it back)."""
     out = []
     for entry in document["packages"]:  # type: ignore[attr-defined]
+        if entry["SPDXID"].startswith(BUNDLED_ID):
+            continue
         (ref,) = entry["externalRefs"]
         purl = ref["referenceLocator"]
         arch = re.search(r"[?&]arch=([^&]+)", purl)
         out.append(Package(entry["name"], entry["versionInfo"], arch.group(1) if arch else ""))
     return out
+
+
+def sbom_bundled(document: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """(name, version, SPDXID of the containing package) of every bundled entry of an SBOM."""
+    ids = {
+        r["relatedSpdxElement"]: r["spdxElementId"]
+        for r in document.get("relationships") or []  # type: ignore[attr-defined]
+        if r["relationshipType"] == "CONTAINS"
+    }
+    return [
+        (entry["name"], entry["versionInfo"], ids.get(entry["SPDXID"], ""))
+        for entry in document["packages"]  # type: ignore[attr-defined]
+        if entry["SPDXID"].startswith(BUNDLED_ID)
+    ]
+
+
+def _bundled_entry(b: Bundled) -> dict[str, object]:
+    return {
+        "name": b.name,
+        "SPDXID": _bundled_id(b),
+        "versionInfo": b.version,
+        "downloadLocation": "NOASSERTION",
+        "supplier": "NOASSERTION",
+        "filesAnalyzed": False,
+        "comment": f"statically linked into {b.inside.name} {b.inside.version}",
+        "externalRefs": [
+            {
+                "referenceCategory": "PACKAGE-MANAGER",
+                "referenceType": "purl",
+                "referenceLocator": b.purl,
+            },
+            {
+                "referenceCategory": "SECURITY",
+                "referenceType": "cpe23Type",
+                "referenceLocator": b.cpe,
+            },
+        ],
+    }
+
+
+BUNDLED_ID = "SPDXRef-bundled-"
+
+
+def _package_id(p: Package) -> str:
+    kind = "deb" if p.arch else "pypi"
+    return f"SPDXRef-{kind}-{_spdx_id(p.name)}-{_spdx_id(p.version)}"
+
+
+def _bundled_id(b: Bundled) -> str:
+    inside = f"{_spdx_id(b.inside.name)}-{_spdx_id(b.inside.version)}"
+    return f"{BUNDLED_ID}{_spdx_id(b.name)}-{_spdx_id(b.version)}-in-{inside}"
 
 
 def dumps(document: Mapping[str, object]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from syncagent.api import expansion
 from syncagent.api.component import (
     API_VERSION,
     DCD_KIND,
@@ -49,6 +50,10 @@ def load_documents(text: str, *, source: str = "-") -> list[dict[str, Any]]:
         raise LoadError(f"{source}: not valid YAML: {_yaml_problem(err)}") from None
     except RecursionError:
         raise LoadError(f"{source}: nested too deeply to parse; flatten the document") from None
+    # Before anything walks the documents: that walk is what an alias bomb multiplies.
+    bomb = expansion.problem(docs)
+    if bomb is not None:
+        raise LoadError(f"{source}: {bomb}")
     out: list[dict[str, Any]] = []
     for i, doc in enumerate(docs):
         if too_deep(doc, limit=PARSE_DEPTH) is not None:

@@ -1,9 +1,10 @@
 """Issue 26 item 6: the image's SBOM lists exactly the Debian packages and Python distributions
-its root filesystem holds, those Debian packages are exactly packaging/debian.lock, and a lock
+its root filesystem holds (and, issue 41 item 6, the OpenSSL linked into cryptography), those Debian packages are exactly packaging/debian.lock, and a lock
 the suite no longer serves fails the build with the one command that refreshes it."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import subprocess
@@ -60,6 +61,21 @@ def test_sbom_lists_every_package_of_the_root_filesystem_and_nothing_else(
     # The copy next to the archive is the one in the image.
     beside = built.archive.parent / f"syncagent-{syncagent.__version__}.spdx.json"
     assert beside.read_text() == inside
+
+
+def test_sbom_names_the_openssl_linked_into_cryptography(bundle: Bundle) -> None:
+    document = json.loads((bundle.rootfs / SUPPLY.SBOM_PATH).read_text())
+    python = SUPPLY.python_distributions(bundle.rootfs / VENV_SITE)
+    (cryptography,) = (p for p in python if p.name == "cryptography")
+    # CI installs the image's lock, so this process runs the very wheel the image holds, and
+    # its OpenSSL is the one the image's cryptography reported at build time.
+    assert cryptography.version == importlib.metadata.version("cryptography")
+    from cryptography.hazmat.backends.openssl import backend
+
+    ours = SUPPLY.openssl_in(cryptography, backend.openssl_version_text())
+    assert SUPPLY.sbom_bundled(document) == [
+        ("openssl", ours.version, f"SPDXRef-pypi-cryptography-{cryptography.version}")
+    ]
 
 
 def test_debian_packages_are_exactly_the_lock(bundle: Bundle) -> None:

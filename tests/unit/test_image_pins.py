@@ -78,19 +78,59 @@ def _locked(path: Path) -> dict[str, str]:
     return {name.lower().replace("_", "-"): version for name, version in pins}
 
 
-def test_lock_pins_every_dependency_within_its_range() -> None:
-    locked = _locked(REPO / "packaging" / "requirements.lock")
-    for spec in PROJECT["dependencies"]:
+LOCKS = REPO / "packaging"
+RUNTIME_LOCK = LOCKS / "requirements.lock"
+TEST_LOCK = LOCKS / "test-requirements.lock"
+
+
+def _regenerate(lock: Path) -> str:
+    """The command that wrote ``lock``, from its header (packaging/README.md lists them)."""
+    command = re.search(r"^#\s+(uv pip compile .*)$", lock.read_text(), re.MULTILINE)
+    assert command is not None, f"{lock.name}: no 'uv pip compile' command in its header"
+    return f"regenerate it: pip install uv && {command.group(1)}"
+
+
+def _check_ranges(lock: Path, specs: list[str]) -> None:
+    locked = _locked(lock)
+    for spec in specs:
         requirement = Requirement(spec)
         name = requirement.name.lower().replace("_", "-")
-        assert name in locked, f"packaging/requirements.lock: {name} is missing; regenerate it"
+        where = f"packaging/{lock.name}"
+        assert name in locked, f"{where}: {name} is missing; {_regenerate(lock)}"
         assert requirement.specifier.contains(locked[name]), (
-            f"packaging/requirements.lock: {name}=={locked[name]} is outside {spec}; regenerate it"
+            f"{where}: {name}=={locked[name]} is outside {spec}; {_regenerate(lock)}"
         )
 
 
+def test_lock_pins_every_dependency_within_its_range() -> None:
+    _check_ranges(RUNTIME_LOCK, PROJECT["dependencies"])
+
+
+def test_test_lock_pins_every_dependency_and_test_tool_within_its_range() -> None:
+    _check_ranges(TEST_LOCK, PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"])
+
+
+def test_test_lock_pins_what_it_shares_with_the_image_s_lock_at_the_same_version() -> None:
+    # CI installs both: a package the two pin differently would leave the tests running a
+    # version the image does not.
+    runtime, test = _locked(RUNTIME_LOCK), _locked(TEST_LOCK)
+    differ = {n: (v, test[n]) for n, v in runtime.items() if n in test and test[n] != v}
+    assert not differ, f"packaging/test-requirements.lock pins {differ}; {_regenerate(TEST_LOCK)}"
+
+
+def test_ci_installs_the_locks_with_hashes_and_the_project_without_dependencies() -> None:
+    run = (REPO / ".ci" / "run").read_text()
+    installs = re.findall(r"^pip_install (.*)$", run, re.MULTILINE)
+    assert installs == [
+        "--no-deps --require-hashes -r packaging/requirements.lock",
+        "--no-deps --require-hashes -r packaging/test-requirements.lock",
+        "--no-deps -e .",
+    ]
+    assert "\npython3 -m pip check\n" in run
+
+
 def test_every_pin_carries_a_hash() -> None:
-    for lock in ("requirements.lock", "tools.lock"):
+    for lock in ("requirements.lock", "test-requirements.lock", "tools.lock"):
         text = (REPO / "packaging" / lock).read_text()
         blocks = re.findall(
             r"^[A-Za-z0-9_.-]+==\S+ \\\n((?:\s+--hash=sha256:\w+.*\n)+)", text, re.M

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -108,3 +109,45 @@ def test_debian_package_and_python_distributions_are_read_as_dpkg_and_pip_write_
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: orjson\nVersion: 3.10.7\n\nbody")
     assert supply.python_distributions(tmp_path) == [supply.Package("orjson", "3.10.7")]
+
+
+def test_the_openssl_inside_cryptography_is_in_the_sbom_with_its_cpe(supply: ModuleType) -> None:
+    cryptography = supply.Package("cryptography", "50.0.2")
+    openssl = supply.openssl_in(cryptography, "OpenSSL 3.5.4 30 Sep 2025\n")
+    document = supply.sbom(
+        name="syncagent-image",
+        version="0.1.0",
+        epoch=0,
+        suite="bookworm",
+        packages=[cryptography],
+        bundled=[openssl],
+    )
+    (entry,) = [p for p in document["packages"] if p["name"] == "openssl"]
+    assert entry["versionInfo"] == "3.5.4"
+    assert {r["referenceLocator"] for r in entry["externalRefs"]} == {
+        "pkg:generic/openssl@3.5.4",
+        "cpe:2.3:a:openssl:openssl:3.5.4:*:*:*:*:*:*:*",
+    }
+    assert supply.sbom_bundled(document) == [
+        ("openssl", "3.5.4", "SPDXRef-pypi-cryptography-50.0.2")
+    ]
+    # Read back, the packages are still exactly what the package managers installed.
+    assert supply.sbom_packages(document) == [cryptography]
+
+
+def test_the_probe_reads_the_openssl_of_this_python_s_cryptography(supply: ModuleType) -> None:
+    # The same probe build-image runs inside the image's Python, here on the test's own.
+    text = subprocess.run(
+        [sys.executable, "-B", "-c", supply.OPENSSL_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    found = supply.openssl_in(supply.Package("cryptography", "x"), text)
+    assert found.version == text.split()[1]
+
+
+def test_an_openssl_version_in_an_unknown_format_fails_the_build(supply: ModuleType) -> None:
+    with pytest.raises(supply.LockError, match="cannot read the OpenSSL version"):
+        supply.openssl_in(supply.Package("cryptography", "50.0.2"), "LibreSSL 3.9.0")

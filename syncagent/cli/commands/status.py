@@ -15,7 +15,7 @@ from lightkube import AsyncClient
 from syncagent.cli.commands import statusview
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.inspect import statusjson, statusread, statustree
+from syncagent.inspect import statusjson, statusread, statustree, terminaltext
 from syncagent.inspect.session import InspectError, default_namespace, run_async
 from syncagent.kube import kinds
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         objects = run_async(conn, lambda client: statusread.read_once(client, namespace))
     except InspectError as err:
-        raise UserError(str(err)) from None
+        raise UserError(terminaltext.clean(str(err))) from None
     root = view.tree(objects)
     if root is None:
         raise UserError(
@@ -62,7 +62,9 @@ class View:
         events = [o for o in objects if o.get("kind") == "Event"]
         rest = [o for o in objects if o.get("kind") != "Event"]
         now = datetime.now(UTC)
-        return statustree.build(graphs[0], rest, events, now=now, window=self.window)
+        root = statustree.build(graphs[0], rest, events, now=now, window=self.window)
+        # Every string of every output mode comes from this tree: cleaned once, here.
+        return terminaltext.cleaned(root)
 
     def document(self, root: statustree.Node) -> dict[str, Any]:
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
