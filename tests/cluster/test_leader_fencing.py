@@ -234,22 +234,22 @@ class StallingWriter(Writer):
         request.extensions["trace"] = trace
 
 
-async def test_a_stalled_leader_sends_no_write_after_its_deadline(control_plane, namespace):
+async def _hand_over(control_plane, namespace, name, make_old, *, stopping: str):
+    """Run the leader ``make_old`` builds until it stops (``stopping``) and a follower takes
+    over; both writers, once they are done."""
     async with (
-        writer(control_plane, namespace, "stall") as follower,
+        writer(control_plane, namespace, name) as follower,
         anyio.create_task_group() as tg,
     ):
         with HttpFaultProxy(control_plane) as proxy:
             config = proxy.kubeconfig()
             client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
             try:
-                old = StallingWriter(proxy, client, namespace, "stall")
+                old = make_old(proxy, client, namespace, name)
                 tg.start_soon(old.run)
                 await eventually_async(lambda: old.writes(), deadline=20, what="the first leader")
                 tg.start_soon(follower.run)
-                await eventually_async(
-                    lambda: old.stopped.is_set(), deadline=20, what="the stalled leader to stop"
-                )
+                await eventually_async(lambda: old.stopped.is_set(), deadline=20, what=stopping)
                 await eventually_async(
                     lambda: follower.writes(), deadline=20, what="the follower to take over"
                 )
@@ -257,6 +257,13 @@ async def test_a_stalled_leader_sends_no_write_after_its_deadline(control_plane,
             finally:
                 await client.close()
                 config.unlink(missing_ok=True)
+    return old, follower
+
+
+async def test_a_stalled_leader_sends_no_write_after_its_deadline(control_plane, namespace):
+    old, follower = await _hand_over(
+        control_plane, namespace, "stall", StallingWriter, stopping="the stalled leader to stop"
+    )
     assert isinstance(old.error, LeadershipLost), old.error
     assert old.stalled_at is not None, "the leader's event loop was never stalled"
     assert old.elector.last_renew is not None
@@ -300,28 +307,9 @@ class SuspendingWriter(Writer):
 
 
 async def test_a_suspended_leader_sends_no_write_after_it_wakes(control_plane, namespace):
-    async with (
-        writer(control_plane, namespace, "suspend") as follower,
-        anyio.create_task_group() as tg,
-    ):
-        with HttpFaultProxy(control_plane) as proxy:
-            config = proxy.kubeconfig()
-            client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
-            try:
-                old = SuspendingWriter(proxy, client, namespace, "suspend")
-                tg.start_soon(old.run)
-                await eventually_async(lambda: old.writes(), deadline=20, what="the first leader")
-                tg.start_soon(follower.run)
-                await eventually_async(
-                    lambda: old.stopped.is_set(), deadline=20, what="the woken leader to stop"
-                )
-                await eventually_async(
-                    lambda: follower.writes(), deadline=20, what="the follower to take over"
-                )
-                tg.cancel_scope.cancel()
-            finally:
-                await client.close()
-                config.unlink(missing_ok=True)
+    old, follower = await _hand_over(
+        control_plane, namespace, "suspend", SuspendingWriter, stopping="the woken leader to stop"
+    )
     assert isinstance(old.error, LeadershipLost), old.error
     assert old.resumed_at is not None
     assert old.renewed_before is not None
