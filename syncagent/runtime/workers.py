@@ -71,12 +71,7 @@ async def _process(
     except Exception as err:
         refused = not_leader(err)
         if refused is not None:
-            queue.add(key)
-            metrics.reconciles.inc(controller=controller, result="not_leader")
-            log.info(
-                "not leading: write not sent",
-                extra={"controller": controller, "key": key, "error": str(refused)},
-            )
+            _not_leading(queue, key, refused, controller=controller, metrics=metrics)
             return
         # An unexpected exception: the traceback says where; the key says which object.
         _retry(
@@ -99,27 +94,51 @@ async def _process(
                 outcome="conflict",
             )
             return
-        queue.forget(key)
-        requeue = result.requeue_after if result else None
-        if requeue is not None:
-            queue.add_after(key, requeue)
-        outcome = "requeue" if requeue is not None else "success"
-        metrics.reconciles.inc(controller=controller, result=outcome)
-        # One line per reconcile, as controller-runtime's at debug: what ran, and when it woke.
-        extra = {
-            "controller": controller,
-            "key": key,
-            "result": outcome,
-            "seconds": round(time.perf_counter() - start, 4),
-        }
-        if result is not None and result.observed is not None:
-            extra["resourceVersion"] = result.observed
-        log.debug("reconciled", extra=extra)
+        _succeeded(queue, key, result, controller=controller, metrics=metrics, start=start)
     finally:
         stages.CURRENT.reset(timed)
         metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
         queue.done(key)
         limiter.release_on_behalf_of(token)
+
+
+def _not_leading(
+    queue: WorkQueue, key: str, refused: BaseException, *, controller: str, metrics: Metrics
+) -> None:
+    """A write refused at the send (not leading): back in line, no failure counted."""
+    queue.add(key)
+    metrics.reconciles.inc(controller=controller, result="not_leader")
+    log.info(
+        "not leading: write not sent",
+        extra={"controller": controller, "key": key, "error": str(refused)},
+    )
+
+
+def _succeeded(
+    queue: WorkQueue,
+    key: str,
+    result: Result | None,
+    *,
+    controller: str,
+    metrics: Metrics,
+    start: float,
+) -> None:
+    queue.forget(key)
+    requeue = result.requeue_after if result else None
+    if requeue is not None:
+        queue.add_after(key, requeue)
+    outcome = "requeue" if requeue is not None else "success"
+    metrics.reconciles.inc(controller=controller, result=outcome)
+    # One line per reconcile, as controller-runtime's at debug: what ran, and when it woke.
+    extra = {
+        "controller": controller,
+        "key": key,
+        "result": outcome,
+        "seconds": round(time.perf_counter() - start, 4),
+    }
+    if result is not None and result.observed is not None:
+        extra["resourceVersion"] = result.observed
+    log.debug("reconciled", extra=extra)
 
 
 def _retry(

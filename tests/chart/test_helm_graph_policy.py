@@ -18,7 +18,11 @@ ALLOWED |= {"persistentVolumeClaim", "projected", "secret", "hostPath"}
 
 
 def _policy(values: dict[str, Any]) -> dict[str, Any]:
-    return one(render({"graphPolicy": {"enabled": True, **values}}), "ValidatingAdmissionPolicy")
+    return one(
+        render({"graphPolicy": {"enabled": True, **values}}),
+        "ValidatingAdmissionPolicy",
+        "r1-syncagent-graph-policy",
+    )
 
 
 def _expressions(policy: dict[str, Any]) -> str:
@@ -73,6 +77,6 @@ def test_every_agent_is_told_the_service_account_it_runs_as() -> None:
 def test_the_policy_refuses_the_agents_account_in_the_release_namespace_only() -> None:
     docs = render({"graphPolicy": {"enabled": True}}, namespace="sys")
     (account,) = [a["metadata"]["name"] for a in objects(docs, "ServiceAccount")]
-    expressions = _expressions(one(docs, "ValidatingAdmissionPolicy"))
+    expressions = _expressions(one(docs, "ValidatingAdmissionPolicy", "r1-syncagent-graph-policy"))
     assert 'object.metadata.namespace != "sys"' in expressions
     assert f'a == "{account}"' in expressions
