@@ -38,9 +38,7 @@ def main() -> int:
     with ControlPlane(extra_crds=crds) as plane:
         client = Client(config=KubeConfig.from_file(str(plane.kubeconfig)), field_manager="bench")
         names = many_namespaces.create_namespaces(client, "bench", args.namespaces)
-        figures = many_namespaces.run(
-            plane.kubeconfig, client, Kube(client), names, renewals=args.renewals
-        )
+        figures = many_namespaces.run(plane.kubeconfig, Kube(client), names, renewals=args.renewals)
     print(figures.report())
     return 0
 

@@ -24,7 +24,7 @@ from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
 from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
-from tests.support import figures, testlogs
+from tests.support import figures, testlogs, threads
 from tests.support.kube import TEST_TIMEOUT, Kube
 from tests.support.kubectl import Kubectl
 
@@ -194,6 +194,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"ran against {description}")
     for line in figures.lines():
         terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    threads.record(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    result = yield
+    left = threads.left_running(item)
+    if left:
+        raise AssertionError(f"{item.nodeid} left threads running: {', '.join(left)}")
+    return result
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -22,7 +22,7 @@ def test_watches_over_many_namespaces_starve_neither_graphs_nor_lease(
     assert COUNT * many_namespaces.WATCHES_PER_NAMESPACE > 100  # beyond the old pool
     names = many_namespaces.create_namespaces(client, f"m-{uuid.uuid4().hex[:6]}", COUNT)
     try:
-        figures = many_namespaces.run(control_plane.kubeconfig, client, kube, names)
+        figures = many_namespaces.run(control_plane.kubeconfig, kube, names)
     finally:
         many_namespaces.delete_namespaces(client, names)
     with capsys.disabled():

@@ -11,17 +11,14 @@ confirmed, which must stay under the renew deadline for the agent to keep leadin
 from __future__ import annotations
 
 import statistics
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Namespace
 
 from tests.cluster.support.grove import GROVE_AUTO
@@ -29,6 +26,7 @@ from tests.support.agent import running_agent
 from tests.support.fake_workloads import simulate_ready
 from tests.support.graphs import ENABLE_GROVE, component, graph
 from tests.support.kube import Kube, ready_reason
+from tests.support.kubectl import FieldWatch
 from tests.support.polling import eventually
 
 LEASE_NAME = "many-namespaces"
@@ -72,35 +70,15 @@ def _parse(micro_time: str) -> float:
     return datetime.fromisoformat(micro_time.replace("Z", "+00:00")).timestamp()
 
 
-@contextmanager
-def lease_renewals(client: Client, namespace: str, into: list[float]) -> Iterator[None]:
-    """Record every ``renewTime`` the Lease is stored with, from a watch, while inside."""
-    stop = threading.Event()
+def _renewed(lease: dict[str, Any]) -> float | None:
+    """The Lease's stored ``renewTime`` (epoch seconds); None for none or a release."""
+    spec = lease.get("spec") or {}
+    renewed = spec.get("renewTime") if spec.get("holderIdentity") else None
+    return _parse(renewed) if renewed else None
 
-    def follow() -> None:
-        selector = {"metadata.name": LEASE_NAME}
-        try:
-            for _, lease in client.watch(Lease, namespace=namespace, fields=selector):
-                if stop.is_set():
-                    return
-                spec = lease.spec
-                renewed = spec.renewTime if spec and spec.holderIdentity else None  # not a release
-                if renewed is not None:
-                    stamp = (
-                        renewed.timestamp() if isinstance(renewed, datetime) else _parse(renewed)
-                    )
-                    if not into or stamp > into[-1]:
-                        into.append(stamp)
-        except Exception:  # the watch ends with the control plane or the test
-            if not stop.is_set():
-                raise
 
-    thread = threading.Thread(target=follow, daemon=True, name="lease renewals")
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
+def _stamps(watch: FieldWatch) -> list[float]:
+    return sorted({stamp for stamp in watch.values() if stamp is not None})
 
 
 def create_namespaces(client: Client, prefix: str, count: int) -> list[str]:
@@ -118,7 +96,6 @@ def delete_namespaces(client: Client, names: list[str]) -> None:
 
 def run(
     kubeconfig: Path | str,
-    client: Client,
     kube: Kube,
     namespaces: list[str],
     *,
@@ -144,7 +121,8 @@ def run(
     ]
     deadline = 60.0 + 4.0 * len(namespaces)
     with (
-        lease_renewals(client, namespaces[0], figures.renewals),
+        # Its own connections, closed only once its thread has ended (FieldWatch).
+        FieldWatch(kube, "Lease", namespaces[0], LEASE_NAME, _renewed) as lease,
         running_agent(kubeconfig, *flags, namespace=namespaces[0], leader_elect=True) as agent,
     ):
         started = time.monotonic()
@@ -177,14 +155,13 @@ def run(
         samples = agent.scrape().samples
         figures.watches = sum(1 for name, _ in samples if name == "syncagent_watch_unsynced")
         eventually(
-            lambda: len(figures.renewals) >= renewals,
+            lambda: len(_stamps(lease)) >= renewals,
             deadline=renewals * RENEW_DEADLINE,
             what=f"{renewals} Lease renewals",
         )
         assert '"leadership lost"' not in agent.logs(), agent.logs()[-3000:]
         assert agent.is_leader()
-        renewals = list(figures.renewals)  # the release at the agent's exit is no renewal
-    figures.renewals = renewals
+        figures.renewals = _stamps(lease)  # the release at the agent's exit is no renewal
     return figures
 
 
