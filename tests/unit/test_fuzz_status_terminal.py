@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from syncagent.cli.commands.status import View
+from syncagent.cli.status.show import View
 from syncagent.inspect import terminaltext
 from tests.support import figures
 from tests.unit.test_status_tree import NOW, _cond, _obj

@@ -12,9 +12,9 @@ import orjson
 import yaml
 from lightkube import AsyncClient
 
-from syncagent.cli.commands import statusview
-from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
+from syncagent.cli.status import terminal
+from syncagent.cli.usererror import UserError
 from syncagent.inspect import statusjson, statusread, statustree, terminaltext
 from syncagent.inspect.session import InspectError, default_namespace, run_async
 from syncagent.kube import kinds
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{view.subject}: not found in namespace {namespace}; check the name and -n/--namespace"
         )
-    view.print(root, statusview.console())
+    view.print(root, terminal.console())
     return 0
 
 
@@ -77,7 +77,7 @@ class View:
         elif self.output == "yaml":
             sys.stdout.write(yaml.safe_dump(self.document(root), sort_keys=False))
         else:
-            console.print(statusview.render(root))
+            console.print(terminal.render(root))
         sys.stdout.flush()
 
 
@@ -86,10 +86,10 @@ async def watch(client: AsyncClient, view: View) -> None:
     watched = statusread.Watched(client, kinds, view.namespace)
     changed = _Signal()
     watched.on_change(changed.set)
-    console = statusview.console()
+    console = terminal.console()
     async with anyio.create_task_group() as tg:
         await watched.start(tg)
-        with statusview.Screen(console, live=view.output == "text") as screen:
+        with terminal.Screen(console, live=view.output == "text") as screen:
             last: object = None
             while True:
                 root = view.tree(watched.objects())
@@ -101,14 +101,14 @@ async def watch(client: AsyncClient, view: View) -> None:
                 await anyio.sleep(COALESCE)
 
 
-def _show(view: View, root: statustree.Node | None, screen: statusview.Screen) -> None:
+def _show(view: View, root: statustree.Node | None, screen: terminal.Screen) -> None:
     if root is None and view.output != "text":
         # stdout carries documents only; the absence is said on stderr.
         print(f"{view.subject}: not found; waiting for it to be created", file=sys.stderr)
     elif root is None:
-        screen.show(statusview.missing(view.subject))
+        screen.show(terminal.missing(view.subject))
     elif view.output == "text":
-        screen.show(statusview.render(root))
+        screen.show(terminal.render(root))
     else:
         view.print(root, screen.console, one_line=view.output == "json")
 

@@ -6,8 +6,8 @@ import argparse
 
 from lightkube import AsyncClient
 
-from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
+from syncagent.cli.usererror import UserError
 from syncagent.inspect import managers
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planengine import PlanEngine

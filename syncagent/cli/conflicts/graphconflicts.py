@@ -6,8 +6,8 @@ import argparse
 
 from lightkube import ApiError, AsyncClient
 
-from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
+from syncagent.cli.usererror import UserError
 from syncagent.inspect import conflicts
 from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
