@@ -26,7 +26,7 @@ from syncagent.programs.registry import Registry
 # what it does and prints in the package's other modules, imported only when it runs). In
 # ``--help`` order; adding a command is its package plus one row here.
 COMMANDS: dict[str, str] = {
-    "dev-cluster": "syncagent.cli.devcluster",
+    "dev-cluster": "syncagent.cli.dev_cluster",
     "render": "syncagent.cli.render",
     "convert": "syncagent.cli.convert",
     "crds": "syncagent.cli.crds",

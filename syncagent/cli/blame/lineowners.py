@@ -12,7 +12,7 @@ from syncagent.api import LoadError, load_documents
 from syncagent.cli.flags import connection
 from syncagent.cli.manifestfile import read_input
 from syncagent.cli.usererror import UserError
-from syncagent.inspect import blame
+from syncagent.inspect import ownedlines
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import (
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
 
         return blame_history.run(args)
     obj = saved(args) if args.filename else live(args)
-    lines = blame.blame_lines(obj)
-    print(blame.to_json(lines) if args.output == "json" else blame.to_text(lines), end="")
+    lines = ownedlines.blame_lines(obj)
+    print(ownedlines.to_json(lines) if args.output == "json" else ownedlines.to_text(lines), end="")
     return 0
 
 
