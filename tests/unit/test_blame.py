@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from syncagent.inspect import ownedlines
+from syncagent.cli.blame import ownedlines
 from tests.unit.support.plan import check_golden
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from syncagent.inspect import conflictrows, fightevents
-from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.cli.conflicts import conflictrows, fightevents
+from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.programs import fights
 from syncagent.programs.fights import details
 from syncagent.programs.takeover import POLICY

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
+from syncagent.cli.managers import managerchecks
 from syncagent.cli.pathways import PROGRAMS
-from syncagent.inspect import managerchecks
 from tests.unit.support.plan import DCD_UID, GRAPH_UID, NS, controller_ref, entry_mf
 
 

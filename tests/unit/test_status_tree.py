@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from syncagent.inspect import objectready, statusjson
-from syncagent.inspect.statustree import build, pod_template_labels
+from syncagent.cli.status import jsondocument, objectready
+from syncagent.cli.status.treenodes import build, pod_template_labels
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)
@@ -242,7 +242,7 @@ def test_pod_template_labels_found_at_any_depth() -> None:
 
 def test_json_document_shape() -> None:
     graph, objects = _cutover()
-    doc = statusjson.document(
+    doc = jsondocument.document(
         build(graph, objects, now=NOW, window=WINDOW), namespace="ns", generated="t"
     )
     assert doc["schema"] == "syncagent.dynamo.nvidia.com/status-v1"

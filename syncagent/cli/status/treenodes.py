@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from syncagent.inspect import objectready
+from syncagent.cli.status import objectready
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 

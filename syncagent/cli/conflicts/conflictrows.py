@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 
 from fieldmanagers import is_ours
-from syncagent.inspect import fightevents
-from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.cli.conflicts import fightevents
+from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.inspect.planengine import Records
 from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
