@@ -4,6 +4,7 @@ start, so ``/metrics`` lists each family before its first sample."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from syncagent.runtime.client import RequestMetrics
@@ -11,7 +12,7 @@ from syncagent.runtime.discovery import CapabilityMetrics
 from syncagent.runtime.events import EventMetrics
 from syncagent.runtime.latency import LatencyMetrics
 from syncagent.runtime.leader import LeaderMetrics
-from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.metrics import Metrics, Registry
 from syncagent.runtime.process import ProcessMetrics
 from syncagent.runtime.queue import QueueMetrics
 from syncagent.runtime.retry import RetryMetrics
@@ -20,7 +21,7 @@ from syncagent.runtime.watch import WatchMetrics
 from syncagent.runtime.watchset import WatchSetMetrics
 from syncagent.runtime.workers import ReconcileMetrics
 
-RUNTIME_METRICS: tuple[type[Any], ...] = (
+RUNTIME_METRICS: tuple[Callable[[Registry], Any], ...] = (
     ReconcileMetrics,
     LatencyMetrics,
     QueueMetrics,

@@ -11,7 +11,7 @@ of what is measured at scrape time.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import prometheus_client
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
@@ -155,14 +155,15 @@ class Metrics:
 
     def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry or Registry()
-        self._declared: dict[type[Any], Any] = {}
+        self._declared: dict[Callable[[Registry], Any], Any] = {}
 
-    def of(self, declaration: type[T]) -> T:
-        """The families of ``declaration`` on this registry, declared at the first ask."""
-        found = self._declared.get(declaration)
-        if found is None:
-            found = self._declared[declaration] = declaration(self.registry)
-        return cast(T, found)
+    def of(self, declaration: Callable[[Registry], T]) -> T:
+        """The families of ``declaration`` (a class taking the registry) on this registry,
+        declared at the first ask."""
+        if declaration not in self._declared:
+            self._declared[declaration] = declaration(self.registry)
+        found: T = self._declared[declaration]
+        return found
 
     def render(self) -> str:
         return self.registry.render()
