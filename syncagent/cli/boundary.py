@@ -17,7 +17,7 @@ from collections.abc import Callable
 from syncagent.api.conversion import ConversionError
 from syncagent.api.load import LoadError
 from syncagent.api.schemacheck import MAX_DEPTH
-from syncagent.cli.usererror import UserError
+from syncagent.cli.errors import UserError
 from syncagent.runtime.client import ClientConfigError
 
 EXPECTED: tuple[type[Exception], ...] = (UserError, LoadError, ConversionError, ClientConfigError)

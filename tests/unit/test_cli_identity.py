@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from syncagent.cli.errors import UserError
 from syncagent.cli.run.ownaccount import own_account, token_account
-from syncagent.cli.usererror import UserError
 from syncagent.render import AgentAccount
 
 

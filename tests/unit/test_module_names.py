@@ -28,6 +28,7 @@ REASONS: dict[str, str] = {
     "history": "to rename: the ownership history, being rewritten in one place",
     "kinds": "to rename: inspect/kinds.py is imported by the history's blame command",
     "cache": "to rename: runtime/cache.py is imported by programs/program.py",
+    "errors": "to rename: cli/errors.py is imported by the history's blame command",
     **{
         name: LEAD
         for name in (

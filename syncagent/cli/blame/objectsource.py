@@ -10,9 +10,9 @@ from lightkube import AsyncClient
 
 from syncagent.api import LoadError, load_documents
 from syncagent.cli.blame import ownedlines
+from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.manifestfile import read_input
-from syncagent.cli.usererror import UserError
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import (

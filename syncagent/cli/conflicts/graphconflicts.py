@@ -8,8 +8,8 @@ from lightkube import ApiError, AsyncClient
 
 from syncagent.cli.conflicts import conflictrows
 from syncagent.cli.conflicts.fightevents import FightRow, read_fights
+from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.cli.usererror import UserError
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planner import PlanError, plan_live_graph
 from syncagent.inspect.session import (

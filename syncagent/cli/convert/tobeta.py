@@ -14,8 +14,8 @@ from syncagent.api.graph import DynamoGraphDeployment
 from syncagent.api.load import LoadError, is_ours, load_documents
 from syncagent.api.schemas import parse_checked
 from syncagent.api.validation import Problem, validate_graph
+from syncagent.cli.errors import UserError
 from syncagent.cli.manifestfile import read_input, warn_unknown_fields
-from syncagent.cli.usererror import UserError
 
 
 def run(args: argparse.Namespace) -> int:

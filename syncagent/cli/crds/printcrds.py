@@ -8,7 +8,7 @@ import sys
 import orjson
 
 from syncagent.api import crdgen
-from syncagent.cli.usererror import UserError
+from syncagent.cli.errors import UserError
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from syncagent.api import crdgen
-from syncagent.cli.usererror import UserError
+from syncagent.cli.errors import UserError
 from syncagent.devcluster import build, ensure_binaries, versions
 from syncagent.devcluster.gomod import GoModuleError
 from syncagent.devcluster.simcluster import DEFAULT_NODES, ensure_tools

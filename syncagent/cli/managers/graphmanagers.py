@@ -6,9 +6,9 @@ import argparse
 
 from lightkube import AsyncClient
 
+from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.managers import managerchecks
-from syncagent.cli.usererror import UserError
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import PlanError, read_store

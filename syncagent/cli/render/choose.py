@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from syncagent.cli.usererror import UserError
+from syncagent.cli.errors import UserError
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.program import Program, Route
 from syncagent.programs.registry import Registry

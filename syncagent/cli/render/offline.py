@@ -18,9 +18,9 @@ from syncagent.api import (
     validate_graph,
 )
 from syncagent.api.schemas import objects_checked
+from syncagent.cli.errors import UserError
 from syncagent.cli.manifestfile import read_input, warn_unknown_fields
 from syncagent.cli.render.choose import choose
-from syncagent.cli.usererror import UserError
 from syncagent.programs import capabilities
 from syncagent.programs.program import Program
 from syncagent.programs.registry import Registry

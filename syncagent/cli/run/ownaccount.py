@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from syncagent.cli.usererror import UserError
+from syncagent.cli.errors import UserError
 from syncagent.render import AgentAccount
 
 TOKEN_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")

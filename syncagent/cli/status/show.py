@@ -12,9 +12,9 @@ import orjson
 import yaml
 from lightkube import AsyncClient
 
+from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.status import cleantext, jsondocument, reading, terminal, treenodes
-from syncagent.cli.usererror import UserError
 from syncagent.inspect.session import InspectError, default_namespace, run_async
 from syncagent.kube import kinds
 
