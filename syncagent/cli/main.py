@@ -21,20 +21,23 @@ from syncagent.cli import boundary
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.registry import Registry
 
-# Each module exposes ``register(subparsers, programs)`` and sets ``func`` on its parser.
-SUBCOMMANDS: tuple[str, ...] = (
-    "devcluster",
-    "render",
-    "convert",
-    "crds",
-    "run",
-    "plan",
-    "blame",
-    "conflicts",
-    "managers",
-    "status",
-    "completion",
-)
+# The command table: each command as typed, and the package that is the whole command (its
+# flags in the package's ``register(subparsers, programs)``, which sets ``func`` on its parser;
+# what it does and prints in the package's other modules, imported only when it runs). In
+# ``--help`` order; adding a command is its package plus one row here.
+COMMANDS: dict[str, str] = {
+    "dev-cluster": "syncagent.cli.dev_cluster",
+    "render": "syncagent.cli.render",
+    "convert": "syncagent.cli.convert",
+    "crds": "syncagent.cli.crds",
+    "run": "syncagent.cli.run",
+    "plan": "syncagent.cli.plan",
+    "blame": "syncagent.cli.blame",
+    "conflicts": "syncagent.cli.conflicts",
+    "managers": "syncagent.cli.managers",
+    "status": "syncagent.cli.status",
+    "completion": "syncagent.cli.completion",
+}
 
 EPILOG = """exit codes:
   0  success (plan: no changes)
@@ -52,7 +55,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser(
-    programs: Registry, *, prog: str = "syncagent", commands: Sequence[str] = SUBCOMMANDS
+    programs: Registry, *, prog: str = "syncagent", commands: Sequence[str] = tuple(COMMANDS)
 ) -> argparse.ArgumentParser:
     """Every command's flags; ``programs`` (the pathways) reaches each command as
     ``args.programs``. The kubectl plugin builds it with its own name and the inspect commands
@@ -72,8 +75,7 @@ def build_parser(
     parser.set_defaults(programs=programs)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in commands:
-        module = importlib.import_module(f"syncagent.cli.{name.replace('-', '_')}")
-        module.register(sub, programs)
+        importlib.import_module(COMMANDS[name]).register(sub, programs)
     return parser
 
 
@@ -87,7 +89,7 @@ def run_cli(
     *,
     programs: Registry,
     prog: str = "syncagent",
-    commands: Sequence[str] = SUBCOMMANDS,
+    commands: Sequence[str] = tuple(COMMANDS),
 ) -> int:
     """The commands over ``programs``: the composition root (a test plugs in a pathway; the
     kubectl plugin names itself and offers the inspect commands)."""

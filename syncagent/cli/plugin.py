@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from syncagent.cli.main import run_cli
 from syncagent.cli.pathways import PROGRAMS
 
+# The inspect commands: rows of the command table (``cli.main.COMMANDS``).
 COMMANDS: tuple[str, ...] = ("plan", "blame", "conflicts", "managers", "status")
 PROG = "kubectl syncagent"
 # kubectl's global flags the inspect commands take, each followed by a value.

@@ -20,6 +20,7 @@ from syncagent.programs.fights import Fights
 from syncagent.programs.program import Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
+from syncagent.programs.writemetrics import ApplyMetrics, FightMetrics
 from syncagent.render import AgentAccount
 from syncagent.rest.resource import Resource
 from syncagent.runtime.backoff import Backoff
@@ -33,10 +34,12 @@ from syncagent.runtime.cache import (
     self_key,
     split_key,
 )
-from syncagent.runtime.latency import ChangeLatency
+from syncagent.runtime.latency import ChangeLatency, LatencyMetrics
 from syncagent.runtime.manager import Manager
+from syncagent.runtime.process import ProcessMetrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.shard import ShardSettings
+from syncagent.runtime.stages import StageMetrics
 from syncagent.runtime.watch import WatchTarget
 from syncagent.runtime.watchset import WatchSet
 from syncagent.runtime.workers import DEFAULT_CONCURRENCY
@@ -86,6 +89,8 @@ def setup(
 ) -> Reconcilers:
     """Watches, caches, the DGD and DCD controllers and the handlers that connect them;
     ``history`` records ownership transitions from every watch of whole objects."""
+    for family in (ApplyMetrics, FightMetrics):  # on /metrics before their first sample
+        manager.metrics.of(family)
     manager.watches = WatchSet(
         manager.clients.watches,  # their own pool: watches never starve requests
         metrics=manager.metrics,
@@ -141,7 +146,7 @@ def _measure_memos(manager: Manager, reconcilers: Reconcilers) -> None:
     }
     for memo, table in memos.items():
         if table is not None:
-            manager.metrics.measure_memo(memo, table.__len__)
+            manager.metrics.of(ProcessMetrics).measure_memo(memo, table.__len__)
 
 
 def _watcher(
@@ -191,7 +196,9 @@ def _reconcilers(
     graphs: Caches,
 ) -> Reconcilers:
     metrics = manager.metrics
-    latency = ChangeLatency(metrics.graph_status_latency, delay=metrics.stages.watch_delay)
+    latency = ChangeLatency(
+        metrics.of(LatencyMetrics).graph_status_latency, delay=metrics.of(StageMetrics).watch_delay
+    )
     for cache in graphs:
         cache.add_handler(latency.handle)
     return Reconcilers(
@@ -235,7 +242,7 @@ def _create_check(
             return
         done = found.admitted is not None
         engine.create_only = found.admitted is not False
-        manager.metrics.create_fallback.set(0 if engine.create_only else 1)
+        manager.metrics.of(ApplyMetrics).create_fallback.set(0 if engine.create_only else 1)
         if found.admitted is False:
             log.warning(
                 "admission refuses the create-only write; creates read first from now on",

@@ -18,6 +18,7 @@ import orjson
 from fieldmanagers import FieldManager, metric_label
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
+from syncagent.programs.writemetrics import FightMetrics
 from syncagent.runtime.events import WARNING, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa.errors import Conflict
@@ -72,7 +73,7 @@ class Fights:
             extra={"object": fight.subject, "fight": message},
         )
         if self.metrics is not None:
-            self.metrics.field_fights.inc(
+            self.metrics.of(FightMetrics).field_fights.inc(
                 kind=kind, manager=metric_label(fight.other, ours=self.managers)
             )
         if self.recorder is not None and graph is not None:

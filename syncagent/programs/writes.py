@@ -21,6 +21,7 @@ from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
+from syncagent.programs.writemetrics import ApplyMetrics
 from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.rest.request import JSON_PATCH
 from syncagent.runtime.metrics import Metrics
@@ -294,7 +295,7 @@ class Writer:
         for conflict in entry.conflicts:
             if self.metrics is not None:
                 label = metric_label(conflict.manager, ours=self.managers)
-                self.metrics.conflicts.inc(kind=kind, manager=label)
+                self.metrics.of(ApplyMetrics).conflicts.inc(kind=kind, manager=label)
             log.warning(
                 "apply conflict overridden",
                 extra={"object": entry.subject, "conflict": conflict.describe()},
@@ -306,7 +307,7 @@ class Writer:
         for conflict in entry.yielded:
             if self.metrics is not None:
                 label = metric_label(conflict.manager, ours=self.managers)
-                self.metrics.yielded.inc(kind=kind, manager=label)
+                self.metrics.of(ApplyMetrics).yielded.inc(kind=kind, manager=label)
             log.info(
                 "field left to another manager during a fight",
                 extra={"object": entry.subject, "conflict": conflict.describe()},
@@ -314,7 +315,7 @@ class Writer:
 
     def _count(self, kind: str, result: str) -> None:
         if self.metrics is not None:
-            self.metrics.apply_actions.inc(kind=kind, result=result)
+            self.metrics.of(ApplyMetrics).apply_actions.inc(kind=kind, result=result)
 
 
 def forced_event(entry: ChangeSetEntry, *, on: Mapping[str, Any] | None) -> QueuedEvent:

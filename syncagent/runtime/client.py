@@ -18,10 +18,21 @@ from lightkube.core.exceptions import ConfigError
 from syncagent.rest.request import addressed
 from syncagent.rest.transport import http_client
 from syncagent.runtime import stages
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 from syncagent.runtime.retry import RetryPolicy, install
 
 USER_AGENT = "syncagent"
+
+
+class RequestMetrics:
+    """Every Kubernetes API request the client sends."""
+
+    def __init__(self, r: Registry) -> None:
+        self.api_requests = r.counter(
+            "syncagent_api_requests_total",
+            "Kubernetes API requests by verb, resource, dry run and HTTP status code.",
+            ("verb", "resource", "dry_run", "code"),
+        )
 
 
 class ClientConfigError(Exception):
@@ -129,7 +140,7 @@ def instrument(client: AsyncClient, *, metrics: Metrics) -> None:
         request = response.request
         url = urlsplit(str(request.url))
         params = parse_qs(url.query)
-        metrics.api_requests.inc(
+        metrics.of(RequestMetrics).api_requests.inc(
             verb=request_verb(request.method, url.path, params),
             resource=request_resource(url.path),
             dry_run="true" if "dryRun" in params else "false",

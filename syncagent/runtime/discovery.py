@@ -20,10 +20,17 @@ from lightkube import AsyncClient
 from syncagent.rest.request import discovery
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call_or_none
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 
 log = logging.getLogger(__name__)
 _MIN_GAP = 1.0  # seconds between refreshes that requests asked for
+
+
+class CapabilityMetrics:
+    """Which capabilities discovery found on."""
+
+    def __init__(self, r: Registry) -> None:
+        self.capabilities = r.gauge("syncagent_capability", "1 when a capability is on.", ("name",))
 
 
 class Snapshot(Protocol):
@@ -175,7 +182,7 @@ class Discovery(Generic[S]):
 
     def _publish(self, old: S | None, new: S) -> None:
         for name, on in new.as_dict().items():
-            self._metrics.capabilities.set(1 if on else 0, name=name)
+            self._metrics.of(CapabilityMetrics).capabilities.set(1 if on else 0, name=name)
         if self._ready is not None:
             self._ready.set()
         log.info("capabilities changed", extra={"capabilities": new.as_dict()})

@@ -24,7 +24,7 @@ from syncagent.rest.request import MERGE_PATCH, build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, status_code
 from syncagent.runtime.fencing import NotLeader
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,18 @@ EVENT = Resource.of("v1", "Event", "events")
 # again this often.
 MAX_DEFER = 30.0
 DEFER_POLL = 0.2
+
+
+class EventMetrics:
+    """The Kubernetes Events the agent emits."""
+
+    def __init__(self, r: Registry) -> None:
+        self.events = r.counter(
+            "syncagent_events_total",
+            "Kubernetes Events emitted by type, reason and outcome (created, aggregated, error, "
+            "not_leader).",
+            ("type", "reason", "outcome"),
+        )
 
 
 @dataclass(frozen=True)
@@ -239,20 +251,26 @@ class EventRecorder:
             name, outcome = await self._write(event)
         except NotLeader as err:
             # Not leading (any more): the leader's reconciles report what they find.
-            self._metrics.events.inc(type=event.type, reason=event.reason, outcome="not_leader")
+            self._metrics.of(EventMetrics).events.inc(
+                type=event.type, reason=event.reason, outcome="not_leader"
+            )
             log.info(
                 "event not written: not leading",
                 extra={"object": str(event.ref), "reason": event.reason, "error": str(err)},
             )
             return ""
         except Exception as err:
-            self._metrics.events.inc(type=event.type, reason=event.reason, outcome="error")
+            self._metrics.of(EventMetrics).events.inc(
+                type=event.type, reason=event.reason, outcome="error"
+            )
             log.warning(
                 "event not written",
                 extra={"object": str(event.ref), "reason": event.reason, "error": str(err)},
             )
             return ""
-        self._metrics.events.inc(type=event.type, reason=event.reason, outcome=outcome)
+        self._metrics.of(EventMetrics).events.inc(
+            type=event.type, reason=event.reason, outcome=outcome
+        )
         return name
 
     async def _write(self, event: Event) -> tuple[str, str]:

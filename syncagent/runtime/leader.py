@@ -37,13 +37,22 @@ from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, status_code
 from syncagent.runtime import leaseclock
 from syncagent.runtime.fencing import Fence, not_leader
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 
 log = logging.getLogger(__name__)
 
 LEASE = Resource.of("coordination.k8s.io/v1", "Lease", "leases")
 
 Obj = dict[str, Any]
+
+
+class LeaderMetrics:
+    """Whether this process leads."""
+
+    def __init__(self, r: Registry) -> None:
+        self.leader = r.gauge(
+            "syncagent_leader", "1 while this process holds the leader Lease.", ("lease",)
+        )
 
 
 def micro_time(ts: float) -> str:
@@ -353,7 +362,7 @@ class LeaderElector:
     # -- state ------------------------------------------------------------------------------------
     def _set_leader(self, leader: bool) -> None:
         self._leader = leader
-        self._metrics.leader.set(
+        self._metrics.of(LeaderMetrics).leader.set(
             1 if leader else 0, lease=f"{self.config.namespace}/{self.config.name}"
         )
 

@@ -39,6 +39,7 @@ from syncagent.runtime.discovery import Discovery, DiscoveryError, Resolve, Snap
 from syncagent.runtime.events import EventRecorder
 from syncagent.runtime.health import Health
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
+from syncagent.runtime.metricfamilies import declare_runtime_metrics
 from syncagent.runtime.metrics import Metrics, default_metrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.shutdown import Shutdown, watch_signals
@@ -115,6 +116,7 @@ class Manager:
         self.clients = clients or Clients.sharing(client)
         self.options = options
         self.metrics = metrics or default_metrics()
+        declare_runtime_metrics(self.metrics)
         self.health = Health()
         self.shutdown = Shutdown()
         self.discovery: Discovery[Any] = Discovery(

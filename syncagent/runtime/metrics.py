@@ -1,5 +1,6 @@
-"""The agent's Prometheus metrics on ``prometheus_client``: a :class:`Registry` per process (or
-per test) of counters, gauges and histograms, rendered in text format 0.0.4.
+"""The agent's metrics registry on ``prometheus_client``: a :class:`Registry` per process (or
+per test) of counters, gauges and histograms, rendered in text format 0.0.4. The families
+themselves are declared beside what they measure (:class:`Metrics`).
 
 The wrappers keep the agent's calling style (labels as keywords, ``inc(amount, **labels)``)
 and add what the agent and its tests read back (``value``, ``total``, ``count``); storage,
@@ -10,19 +11,17 @@ of what is measured at scrape time.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import prometheus_client
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
-
-from syncagent.runtime import process
-from syncagent.runtime.stages import StageMetrics
 
 # The agent exposes the series it always has; a `_created` series per counter and histogram
 # would double /metrics for nothing its dashboards read.
 prometheus_client.disable_created_metrics()
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+T = TypeVar("T")
 
 DEFAULT_BUCKETS: tuple[float, ...] = (
     *(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
@@ -145,145 +144,26 @@ class Registry:
 
 
 class Metrics:
-    """The agent's metrics, one registry per process (or per test)."""
+    """One process's (or one test's) metrics: a :class:`Registry` and the families declared on it.
+
+    No metric is named here: each concern declares its families beside the code that measures
+    them, as a class whose constructor takes the registry (``WorkQueue``'s in ``queue.py``, the
+    applies' in ``programs/writemetrics.py``); :meth:`of` makes each declaration once per
+    registry, and the composition root asks for every one at start, so ``/metrics`` lists each
+    family before its first sample.
+    """
 
     def __init__(self, registry: Registry | None = None) -> None:
-        r = self.registry = registry or Registry()
-        self.reconciles = r.counter(
-            "syncagent_reconcile_total",
-            "Reconciles by controller and result (success, error, conflict, requeue, not_leader).",
-            ("controller", "result"),
-        )
-        self.reconcile_duration = r.histogram(
-            "syncagent_reconcile_duration_seconds",
-            "Duration of reconciles by controller.",
-            ("controller",),
-        )
-        self._add_apply_metrics(r)
-        self._add_runtime_metrics(r)
-        self._add_process_metrics(r)
-        self.stages = StageMetrics(r)  # where a change's time goes (runtime/stages.py)
+        self.registry = registry or Registry()
+        self._declared: dict[Callable[[Registry], Any], Any] = {}
 
-    def _add_apply_metrics(self, r: Registry) -> None:
-        """What the apply engine and the fight detector did."""
-        self.apply_actions = r.counter(
-            "syncagent_apply_actions_total",
-            "Server-side apply outcomes by kind and result "
-            "(created, configured, unchanged, conflict, error).",
-            ("kind", "result"),
-        )
-        self.conflicts = r.counter(
-            "syncagent_apply_conflicts_total",
-            "Apply conflicts with another field manager, by kind and that manager (its name when "
-            "it is one of ours or well known, else other).",
-            ("kind", "manager"),
-        )
-        self.field_fights = r.counter(
-            "syncagent_field_fights_total",
-            "Field fights: another field manager kept taking back fields the agent applies, so "
-            "the agent left them to it for a backoff (declared, or gone on after a backoff), "
-            "by kind and that manager (its name when it is one of ours or well known, else other).",
-            ("kind", "manager"),
-        )
-        self.create_fallback = r.gauge(
-            "syncagent_create_read_first",
-            "1 while creates read before they write, because admission refused the create-only "
-            "write at the start-up check (docs/write-protocol.md section 4); 0 once it passed.",
-        )
-        self.yielded = r.counter(
-            "syncagent_apply_yielded_total",
-            "Conflicting fields left out of an apply during a fight's backoff, by kind and the "
-            "field manager holding them (its name when it is one of ours or well known, else other).",
-            ("kind", "manager"),
-        )
-
-    def _add_runtime_metrics(self, r: Registry) -> None:
-        """Work queues, API requests, watches, events, leadership, capabilities, latency."""
-        self.graph_status_latency = r.histogram(
-            "syncagent_graph_change_to_status_seconds",
-            "From the watch delivering a graph at a new generation to the first status write "
-            "of that graph at that generation.",
-            # Up to an hour: a first convergence of 1,000 graphs queues them for many minutes
-            # (492 of 1,000 graphs waited longer than 600 s: bench/README.md).
-            buckets=(
-                *(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0),
-                *(1200.0, 1800.0, 3600.0),
-            ),
-        )
-        self.queue_depth = r.gauge(
-            "syncagent_workqueue_depth", "Keys waiting in a work queue.", ("queue",)
-        )
-        self.queue_adds = r.counter(
-            "syncagent_workqueue_adds_total", "Keys added to a work queue.", ("queue",)
-        )
-        self.queue_retries = r.counter(
-            "syncagent_workqueue_retries_total",
-            "Keys re-queued with backoff after an error.",
-            ("queue",),
-        )
-        self.api_requests = r.counter(
-            "syncagent_api_requests_total",
-            "Kubernetes API requests by verb, resource, dry run and HTTP status code.",
-            ("verb", "resource", "dry_run", "code"),
-        )
-        self.api_retries = r.counter(
-            "syncagent_api_retries_total",
-            "API requests sent again after a transient failure, by verb and reason "
-            "(HTTP status code, connect, reset, timeout).",
-            ("verb", "reason"),
-        )
-        self.watch_relists = r.counter(
-            "syncagent_watch_relists_total",
-            "Full relists of a watched resource (start, 410 Gone).",
-            ("resource",),
-        )
-        self.watch_unsynced = r.gauge(
-            "syncagent_watch_unsynced",
-            "1 while a running watch has not listed in full (its list is denied, not found or "
-            "failing): the graphs of its namespace wait for it.",
-            ("watch",),
-        )
-        self.cache_objects = r.gauge(
-            "syncagent_cache_objects", "Objects held in a watch cache.", ("resource",)
-        )
-        self.events = r.counter(
-            "syncagent_events_total",
-            "Kubernetes Events emitted by type, reason and outcome (created, aggregated, error, "
-            "not_leader).",
-            ("type", "reason", "outcome"),
-        )
-        self.leader = r.gauge(
-            "syncagent_leader", "1 while this process holds the leader Lease.", ("lease",)
-        )
-        self.capabilities = r.gauge("syncagent_capability", "1 when a capability is on.", ("name",))
-
-    def _add_process_metrics(self, r: Registry) -> None:
-        """What a long run could leak (bench/soak.py samples them), measured at scrape time."""
-        self.resident_memory = r.gauge(
-            "syncagent_process_resident_memory_bytes", "Resident memory of the agent process."
-        )
-        self.open_fds = r.gauge("syncagent_process_open_fds", "Open file descriptors.")
-        self.tasks = r.gauge("syncagent_asyncio_tasks", "asyncio tasks of the event loop.")
-        self.memo_entries = r.gauge(
-            "syncagent_memo_entries",
-            "Entries of an in-memory table other than the watch caches (convergence: the apply "
-            "engine's convergence records; events: Events remembered for aggregation; fights: "
-            "tracked field fights; latency: graph generations waiting for a status write).",
-            ("memo",),
-        )
-        self._memos: dict[str, Callable[[], int]] = {}
-        r.collectors.append(self._collect_process)
-
-    def measure_memo(self, memo: str, size: Callable[[], int]) -> None:
-        """Report ``size()`` as ``syncagent_memo_entries{memo=...}`` at each scrape."""
-        self._memos[memo] = size
-
-    def _collect_process(self) -> None:
-        self.resident_memory.set(process.resident_bytes())
-        self.open_fds.set(process.open_fds())
-        self.tasks.set(process.asyncio_tasks())
-        for memo, size in list(self._memos.items()):
-            self.memo_entries.set(size(), memo=memo)
+    def of(self, declaration: Callable[[Registry], T]) -> T:
+        """The families of ``declaration`` (a class taking the registry) on this registry,
+        declared at the first ask."""
+        if declaration not in self._declared:
+            self._declared[declaration] = declaration(self.registry)
+        found: T = self._declared[declaration]
+        return found
 
     def render(self) -> str:
         return self.registry.render()

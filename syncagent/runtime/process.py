@@ -6,6 +6,41 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
+from collections.abc import Callable
+
+from syncagent.runtime.metrics import Registry
+
+
+class ProcessMetrics:
+    """What a long run could leak (bench/soak.py samples them), measured at scrape time."""
+
+    def __init__(self, r: Registry) -> None:
+        self.resident_memory = r.gauge(
+            "syncagent_process_resident_memory_bytes", "Resident memory of the agent process."
+        )
+        self.open_fds = r.gauge("syncagent_process_open_fds", "Open file descriptors.")
+        self.tasks = r.gauge("syncagent_asyncio_tasks", "asyncio tasks of the event loop.")
+        self.memo_entries = r.gauge(
+            "syncagent_memo_entries",
+            "Entries of an in-memory table other than the watch caches (convergence: the apply "
+            "engine's convergence records; events: Events remembered for aggregation; fights: "
+            "tracked field fights; latency: graph generations waiting for a status write).",
+            ("memo",),
+        )
+        self._memos: dict[str, Callable[[], int]] = {}
+        r.collectors.append(self._collect)
+
+    def measure_memo(self, memo: str, size: Callable[[], int]) -> None:
+        """Report ``size()`` as ``syncagent_memo_entries{memo=...}`` at each scrape."""
+        self._memos[memo] = size
+
+    def _collect(self) -> None:
+        self.resident_memory.set(resident_bytes())
+        self.open_fds.set(open_fds())
+        self.tasks.set(asyncio_tasks())
+        for memo, size in list(self._memos.items()):
+            self.memo_entries.set(size(), memo=memo)
+
 
 _PAGE = resource.getpagesize()
 

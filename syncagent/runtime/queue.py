@@ -24,7 +24,25 @@ import anyio
 import anyio.abc
 
 from syncagent.runtime.backoff import Backoff
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
+from syncagent.runtime.stages import StageMetrics
+
+
+class QueueMetrics:
+    """The work queues' keys: waiting, added, re-queued."""
+
+    def __init__(self, r: Registry) -> None:
+        self.queue_depth = r.gauge(
+            "syncagent_workqueue_depth", "Keys waiting in a work queue.", ("queue",)
+        )
+        self.queue_adds = r.counter(
+            "syncagent_workqueue_adds_total", "Keys added to a work queue.", ("queue",)
+        )
+        self.queue_retries = r.counter(
+            "syncagent_workqueue_retries_total",
+            "Keys re-queued with backoff after an error.",
+            ("queue",),
+        )
 
 
 class QueueShutDown(Exception):
@@ -63,12 +81,12 @@ class WorkQueue:
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
-        self._metrics.queue_adds.inc(queue=self.name)
+        self._metrics.of(QueueMetrics).queue_adds.inc(queue=self.name)
         now = time.monotonic()
         self._added[key] = now
         soon = self._soon.pop(key, None)
         if soon is not None:
-            self._metrics.stages.coalesce.observe(now - soon, queue=self.name)
+            self._metrics.of(StageMetrics).coalesce.observe(now - soon, queue=self.name)
         if key in self._processing:
             return  # queued again by done()
         self._ready.append(key)
@@ -101,7 +119,7 @@ class WorkQueue:
         failures = self._failures.get(key, 0) + 1
         self._failures[key] = failures
         delay = self.backoff.delay(failures)
-        self._metrics.queue_retries.inc(queue=self.name)
+        self._metrics.of(QueueMetrics).queue_retries.inc(queue=self.name)
         self.add_after(key, delay)
         return delay
 
@@ -122,7 +140,7 @@ class WorkQueue:
                 self._dirty.discard(key)
                 added = self._added.pop(key, None)
                 if added is not None:
-                    self._metrics.stages.queue_wait.observe(
+                    self._metrics.of(StageMetrics).queue_wait.observe(
                         time.monotonic() - added, queue=self.name
                     )
                 self._processing.add(key)
@@ -198,7 +216,7 @@ class WorkQueue:
 
     # -- internals --------------------------------------------------------------------------
     def _changed(self) -> None:
-        self._metrics.queue_depth.set(len(self._ready), queue=self.name)
+        self._metrics.of(QueueMetrics).queue_depth.set(len(self._ready), queue=self.name)
         self._wake(timer=False)
 
     def _wake(self, *, timer: bool) -> None:

@@ -33,7 +33,7 @@ import anyio
 import httpx2
 
 from syncagent.runtime.backoff import Backoff
-from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.metrics import Metrics, Registry
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,18 @@ TRANSIENT = (
     httpx2.WriteTimeout,
     httpx2.RemoteProtocolError,
 )
+
+
+class RetryMetrics:
+    """Requests sent again."""
+
+    def __init__(self, r: Registry) -> None:
+        self.api_retries = r.counter(
+            "syncagent_api_retries_total",
+            "API requests sent again after a transient failure, by verb and reason "
+            "(HTTP status code, connect, reset, timeout).",
+            ("verb", "reason"),
+        )
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,7 @@ class RetryTransport(httpx2.AsyncBaseTransport):
     def _count(self, request: httpx2.Request, reason: str, attempt: int, delay: float) -> None:
         verb = verb_of(request)
         if self._metrics is not None:
-            self._metrics.api_retries.inc(verb=verb, reason=reason)
+            self._metrics.of(RetryMetrics).api_retries.inc(verb=verb, reason=reason)
         log.debug(
             "retrying API request",
             extra={

@@ -33,13 +33,27 @@ from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, http_client, raise_for_status, status_code, stream
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import Cache, Obj, identity
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 LIST_PAGE_SIZE = 500
+
+
+class WatchMetrics:
+    """A watch's relists and the size of its cache."""
+
+    def __init__(self, r: Registry) -> None:
+        self.watch_relists = r.counter(
+            "syncagent_watch_relists_total",
+            "Full relists of a watched resource (start, 410 Gone).",
+            ("resource",),
+        )
+        self.cache_objects = r.gauge(
+            "syncagent_cache_objects", "Objects held in a watch cache.", ("resource",)
+        )
 
 
 @dataclass(frozen=True)
@@ -236,8 +250,8 @@ class Informer(Generic[T]):
         rv = (page.get("metadata") or {}).get("resourceVersion", "")
         relist.finish(rv)
         self._rv = rv
-        self._metrics.watch_relists.inc(resource=self._label)
-        self._metrics.cache_objects.set(len(self.cache), resource=self._label)
+        self._metrics.of(WatchMetrics).watch_relists.inc(resource=self._label)
+        self._metrics.of(WatchMetrics).cache_objects.set(len(self.cache), resource=self._label)
 
     def _timeout(self) -> int:
         if self._watch_timeout is not None:
@@ -297,4 +311,4 @@ class Informer(Generic[T]):
         if rv:
             self._rv = rv
             self.cache.resource_version = rv
-        self._metrics.cache_objects.set(len(self.cache), resource=self._label)
+        self._metrics.of(WatchMetrics).cache_objects.set(len(self.cache), resource=self._label)

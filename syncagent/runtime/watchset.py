@@ -20,10 +20,22 @@ from lightkube import AsyncClient
 
 from syncagent.runtime.cache import Cache, Handler, Obj, identity
 from syncagent.runtime.discovery import Discovery, Snapshot
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 
 log = logging.getLogger(__name__)
+
+
+class WatchSetMetrics:
+    """Watches that run without a full list."""
+
+    def __init__(self, r: Registry) -> None:
+        self.watch_unsynced = r.gauge(
+            "syncagent_watch_unsynced",
+            "1 while a running watch has not listed in full (its list is denied, not found or "
+            "failing): the graphs of its namespace wait for it.",
+            ("watch",),
+        )
 
 
 @dataclass
@@ -79,7 +91,7 @@ class WatchSet:
         self._sync_listeners.append(listener)
 
     def _synced_one(self, entry: _Entry) -> None:
-        self._metrics.watch_unsynced.set(0, watch=str(entry.target))
+        self._metrics.of(WatchSetMetrics).watch_unsynced.set(0, watch=str(entry.target))
         for listener in list(self._sync_listeners):
             listener()
 
@@ -142,14 +154,16 @@ class WatchSet:
             if served and entry.scope is None:
                 entry.scope = anyio.CancelScope()
                 unsynced = 0 if entry.cache.synced else 1
-                self._metrics.watch_unsynced.set(unsynced, watch=str(entry.target))
+                self._metrics.of(WatchSetMetrics).watch_unsynced.set(
+                    unsynced, watch=str(entry.target)
+                )
                 self._tg.start_soon(self._run_one, entry, name=f"watch {entry.target}")
                 log.info("watch started", extra={"resource": str(entry.target)})
             elif not served and entry.scope is not None:
                 entry.scope.cancel()
                 entry.scope = None
                 entry.cache.clear()
-                self._metrics.watch_unsynced.set(0, watch=str(entry.target))
+                self._metrics.of(WatchSetMetrics).watch_unsynced.set(0, watch=str(entry.target))
                 log.info("watch stopped: API not served", extra={"resource": str(entry.target)})
 
     async def run(

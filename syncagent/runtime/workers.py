@@ -18,8 +18,9 @@ import anyio
 
 from syncagent.runtime import stages
 from syncagent.runtime.fencing import not_leader
-from syncagent.runtime.metrics import Metrics, default_metrics
+from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 from syncagent.runtime.queue import QueueShutDown, WorkQueue
+from syncagent.runtime.stages import StageMetrics
 
 # Reconciles in flight per controller. They wait on the API server, not on the CPU: one request
 # stalled until its timeout then holds 1/N of the controller: with 4, the R2 chaos run (10%
@@ -27,6 +28,22 @@ from syncagent.runtime.queue import QueueShutDown, WorkQueue
 DEFAULT_CONCURRENCY = 8
 
 log = logging.getLogger(__name__)
+
+
+class ReconcileMetrics:
+    """Reconciles: how many, how each ended, how long they took."""
+
+    def __init__(self, r: Registry) -> None:
+        self.reconciles = r.counter(
+            "syncagent_reconcile_total",
+            "Reconciles by controller and result (success, error, conflict, requeue, not_leader).",
+            ("controller", "result"),
+        )
+        self.reconcile_duration = r.histogram(
+            "syncagent_reconcile_duration_seconds",
+            "Duration of reconciles by controller.",
+            ("controller",),
+        )
 
 
 @dataclass(frozen=True)
@@ -62,7 +79,7 @@ async def _process(
     token: object,
 ) -> None:
     start = time.perf_counter()
-    clock = stages.ReconcileClock(controller, metrics.stages.reconcile)
+    clock = stages.ReconcileClock(controller, metrics.of(StageMetrics).reconcile)
     timed = stages.CURRENT.set(clock)  # this task's requests are timed on it (runtime/stages.py)
     try:
         result = await reconcile(key)
@@ -97,7 +114,9 @@ async def _process(
         _succeeded(queue, key, result, controller=controller, metrics=metrics, start=start)
     finally:
         stages.CURRENT.reset(timed)
-        metrics.reconcile_duration.observe(time.perf_counter() - start, controller=controller)
+        metrics.of(ReconcileMetrics).reconcile_duration.observe(
+            time.perf_counter() - start, controller=controller
+        )
         queue.done(key)
         limiter.release_on_behalf_of(token)
 
@@ -107,7 +126,7 @@ def _not_leading(
 ) -> None:
     """A write refused at the send (not leading): back in line, no failure counted."""
     queue.add(key)
-    metrics.reconciles.inc(controller=controller, result="not_leader")
+    metrics.of(ReconcileMetrics).reconciles.inc(controller=controller, result="not_leader")
     log.info(
         "not leading: write not sent",
         extra={"controller": controller, "key": key, "error": str(refused)},
@@ -128,7 +147,7 @@ def _succeeded(
     if requeue is not None:
         queue.add_after(key, requeue)
     outcome = "requeue" if requeue is not None else "success"
-    metrics.reconciles.inc(controller=controller, result=outcome)
+    metrics.of(ReconcileMetrics).reconciles.inc(controller=controller, result=outcome)
     # One line per reconcile, as controller-runtime's at debug: what ran, and when it woke.
     extra = {
         "controller": controller,
@@ -152,7 +171,7 @@ def _retry(
     outcome: str = "error",
 ) -> None:
     delay = queue.add_rate_limited(key)
-    metrics.reconciles.inc(controller=controller, result=outcome)
+    metrics.of(ReconcileMetrics).reconciles.inc(controller=controller, result=outcome)
     log.log(
         logging.INFO if outcome == "conflict" else logging.ERROR,
         message,

@@ -270,9 +270,9 @@ def test_the_create_only_check_may_dry_run_its_config_map_where_the_agent_puts_i
 ) -> None:
     # The start-up check (ssa/createcheck.py) dry-runs a create-only apply of a ConfigMap:
     # create and patch, in the namespace the agent's own flags pick.
-    from syncagent.cli.agent import _check_namespace
     from syncagent.cli.main import build_parser
-    from syncagent.cli.settings import agent_settings
+    from syncagent.cli.run.agent import _check_namespace
+    from syncagent.cli.run.settings import agent_settings
 
     docs = render({"watchNamespaces": watch})
     env = {e["name"]: e.get("value") for e in container(docs).get("env") or ()}

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent.cli.agent import shard_of
 from syncagent.cli.main import build_parser
 from syncagent.cli.pathways import PROGRAMS
-from syncagent.cli.settings import agent_settings
+from syncagent.cli.run.agent import shard_of
+from syncagent.cli.run.settings import agent_settings
 from tests.chart.support.render import RELEASE_NS, Rules, objects, one, render, render_error
 
 SHARDS = [

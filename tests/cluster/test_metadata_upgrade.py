@@ -26,8 +26,8 @@ from lightkube import Client, codecs
 from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
-from syncagent.cli.commands.render import render_object
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.cli.render.offline import render_object
 from syncagent.programs import capabilities
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from lightkube import Client, codecs
 from lightkube.generic_resource import create_namespaced_resource
 
 from syncagent.api import load_objects
-from syncagent.cli.commands.render import render_object
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.cli.render.offline import render_object
 from syncagent.devcluster import ControlPlane
 from syncagent.programs import capabilities
 from syncagent.render import Rendered

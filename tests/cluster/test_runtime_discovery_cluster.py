@@ -6,7 +6,7 @@ from syncagent.programs import capabilities as caps
 from syncagent.programs.capabilities import LWS, Setting
 from syncagent.programs.disaggregatedset.program import CAPABILITY as DS
 from syncagent.programs.grove.program import CAPABILITY as GROVE
-from syncagent.runtime.discovery import Discovery, served_resources
+from syncagent.runtime.discovery import CapabilityMetrics, Discovery, served_resources
 from syncagent.runtime.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
@@ -54,7 +54,7 @@ async def test_example_1_capabilities_from_a_server_serving_all_three(async_clie
     assert got.apis["disaggregatedSet"]
     assert discovery.capabilities == got
     assert changes == [(None, got)]
-    assert metrics.capabilities.value(name="disaggregatedSet") == 1
+    assert metrics.of(CapabilityMetrics).capabilities.value(name="disaggregatedSet") == 1
     # An unchanged refresh tells nobody.
     assert await discovery.refresh() == got
     assert len(changes) == 1

@@ -5,7 +5,7 @@ from syncagent.kube.kinds import EVENT
 from syncagent.rest.request import build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call
-from syncagent.runtime.events import NORMAL, WARNING, EventRecorder, ObjectRef
+from syncagent.runtime.events import NORMAL, WARNING, EventMetrics, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from tests.cluster.support.runtime import config_map, create
 from tests.support.polling import eventually_async
@@ -46,9 +46,17 @@ async def test_events_are_created_and_repeats_aggregated(async_client, namespace
     assert repeated["reportingInstance"] == "agent-0"
     assert repeated["lastTimestamp"] >= repeated["firstTimestamp"]
     assert items[other]["count"] == 1
-    assert metrics.events.value(type="Warning", reason="ValidationFailed", outcome="created") == 1
     assert (
-        metrics.events.value(type="Warning", reason="ValidationFailed", outcome="aggregated") == 2
+        metrics.of(EventMetrics).events.value(
+            type="Warning", reason="ValidationFailed", outcome="created"
+        )
+        == 1
+    )
+    assert (
+        metrics.of(EventMetrics).events.value(
+            type="Warning", reason="ValidationFailed", outcome="aggregated"
+        )
+        == 2
     )
 
     # The same Event through the events.k8s.io/v1 API (what newer kubectl reads).
@@ -95,7 +103,7 @@ async def test_a_failed_write_is_reported_not_raised(async_client):
     metrics = Metrics()
     recorder = EventRecorder(async_client, metrics=metrics)
     assert await recorder.emit_now(ref, type=NORMAL, reason="R", message="m") == ""
-    assert metrics.events.value(type="Normal", reason="R", outcome="error") == 1
+    assert metrics.of(EventMetrics).events.value(type="Normal", reason="R", outcome="error") == 1
 
 
 async def test_events_wait_while_reconciles_wait_and_follow_their_writes(async_client, namespace):

@@ -8,9 +8,9 @@ from syncagent.rest.request import build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call, stream
 from syncagent.runtime.cache import Cache, ChangeType, self_key
-from syncagent.runtime.client import instrument
+from syncagent.runtime.client import RequestMetrics, instrument
 from syncagent.runtime.metrics import Metrics
-from syncagent.runtime.watch import Informer, WatchTarget
+from syncagent.runtime.watch import Informer, WatchMetrics, WatchTarget
 from tests.cluster.support.runtime import (
     compact_etcd,
     config_map,
@@ -36,7 +36,7 @@ def names(cache: Cache) -> set[str]:
 
 
 def requests(metrics: Metrics, verb: str) -> float:
-    return metrics.api_requests.total(verb=verb, resource="configmaps")
+    return metrics.of(RequestMetrics).api_requests.total(verb=verb, resource="configmaps")
 
 
 async def test_lists_then_watches_with_a_label_selector(async_client, namespace):
@@ -76,7 +76,7 @@ async def test_lists_then_watches_with_a_label_selector(async_client, namespace)
     ]
     assert self_key(changes[-1].old) == [f"{namespace}/before"]
     assert changes[-1].old["data"] == {"k": "2"}
-    assert metrics.watch_relists.value(resource=f"{namespace}/configmaps") == 1
+    assert metrics.of(WatchMetrics).watch_relists.value(resource=f"{namespace}/configmaps") == 1
 
 
 async def test_resumes_from_the_last_resource_version_without_listing_again(
@@ -97,7 +97,7 @@ async def test_resumes_from_the_last_resource_version_without_listing_again(
         await eventually_async(lambda: names(informer.cache) == {"late"}, deadline=10, what="late")
         tg.cancel_scope.cancel()
     assert requests(metrics, "list") == 1
-    assert metrics.watch_relists.value(resource=f"{namespace}/configmaps") == 1
+    assert metrics.of(WatchMetrics).watch_relists.value(resource=f"{namespace}/configmaps") == 1
 
 
 def events_target(namespace: str) -> WatchTarget:
@@ -173,10 +173,10 @@ async def test_relists_after_410_and_reports_what_vanished(async_client, namespa
         tg.cancel_scope.cancel()
     assert (ChangeType.DELETED, "ghost") in [(c.type, c.name) for c in changes]
     label = f"{namespace}/events"
-    assert metrics.watch_relists.value(resource=label) == 1
-    assert metrics.api_requests.total(verb="list", resource="events") == 1
+    assert metrics.of(WatchMetrics).watch_relists.value(resource=label) == 1
+    assert metrics.of(RequestMetrics).api_requests.total(verb="list", resource="events") == 1
     # The expired watch, then the one from the list's resourceVersion.
-    assert metrics.api_requests.total(verb="watch", resource="events") == 2
+    assert metrics.of(RequestMetrics).api_requests.total(verb="watch", resource="events") == 2
     assert int(informer.resource_version) > 1
 
 

@@ -7,7 +7,7 @@ from syncagent.programs import capabilities as caps
 from syncagent.rest.request import build
 from syncagent.rest.transport import call
 from syncagent.runtime.cache import ChangeType
-from syncagent.runtime.client import make_client
+from syncagent.runtime.client import RequestMetrics, make_client
 from syncagent.runtime.discovery import Discovery
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
@@ -108,7 +108,12 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
             tg.cancel_scope.cancel()
         assert cache.synced
         # Every request went through the instrumented client.
-        assert metrics.api_requests.total(verb="get", resource="") >= 4  # discovery documents
-        assert metrics.api_requests.total(verb="list", resource="leaderworkersets") == 1
+        assert (
+            metrics.of(RequestMetrics).api_requests.total(verb="get", resource="") >= 4
+        )  # discovery documents
+        assert (
+            metrics.of(RequestMetrics).api_requests.total(verb="list", resource="leaderworkersets")
+            == 1
+        )
     finally:
         await client.close()

@@ -34,7 +34,7 @@ from tests.support.polling import eventually
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "<!-- debugging-ownership -->"
 # The chart's history Service as `helm install syncagent helm/syncagent -n syncagent-system`
-# names it: `syncagent blame --history`'s default (syncagent/cli/blame.py).
+# names it: `syncagent blame --history`'s default (syncagent/cli/blame/__init__.py).
 CHART_NS, CHART_SERVICE = "syncagent-system", "syncagent-history"
 TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*Z"
 

@@ -6,7 +6,7 @@ import pytest
 
 from syncagent.api import DynamoComponentDeployment, DynamoGraphDeployment
 from syncagent.api.load import LoadError, load_graphs, load_objects
-from syncagent.cli.inputs import read_input
+from syncagent.cli.manifestfile import read_input
 
 GRAPH = """\
 apiVersion: nvidia.com/v1beta1

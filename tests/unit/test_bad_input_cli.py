@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from syncagent.cli.commands import crds
+from syncagent.cli.crds import printcrds as crds
 from tests.unit.test_fuzz_bad_input import run_cli
 
 REPO = Path(__file__).resolve().parents[2]

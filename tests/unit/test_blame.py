@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from syncagent.inspect import blame
+from syncagent.cli.blame import ownedlines
 from tests.unit.support.plan import check_golden
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -97,12 +97,12 @@ def _service() -> dict:
     }
 
 
-def _line(lines: list[blame.BlameLine], text: str) -> blame.BlameLine:
+def _line(lines: list[ownedlines.BlameLine], text: str) -> ownedlines.BlameLine:
     return next(line for line in lines if line.text.strip() == text)
 
 
 def test_each_line_has_its_owner() -> None:
-    lines = blame.blame_lines(_service())
+    lines = ownedlines.blame_lines(_service())
     owner = _line(lines, "team: a").owners
     assert [(o.manager, o.operation) for o in owner] == [("kubectl-label", "Update")]
     assert _line(lines, "clusterIP: None").owners == ()
@@ -111,7 +111,7 @@ def test_each_line_has_its_owner() -> None:
 
 
 def test_co_owners_are_all_listed() -> None:
-    lines = blame.blame_lines(_service())
+    lines = ownedlines.blame_lines(_service())
     shared = _line(lines, "- apiVersion: nvidia.com/v1beta1")
     assert {o.manager for o in shared.owners} == {"syncagent/ownership", f"syncagent/owner/{UID}"}
     # members of the atomic reference item inherit its owners
@@ -119,39 +119,39 @@ def test_co_owners_are_all_listed() -> None:
         "syncagent/ownership",
         f"syncagent/owner/{UID}",
     }
-    assert shared in blame.co_owned(lines)
+    assert shared in ownedlines.co_owned(lines)
 
 
 def test_list_items_are_readable() -> None:
-    lines = blame.blame_lines(_service())
+    lines = ownedlines.blame_lines(_service())
     port = _line(lines, "- port: 8000")
     assert port.item == "[port=8000,protocol=TCP]"
-    assert blame.to_text(lines, now=NOW).count("# [port=8000,protocol=TCP]") == 1
+    assert ownedlines.to_text(lines, now=NOW).count("# [port=8000,protocol=TCP]") == 1
     finalizer = _line(lines, "- example.com/keep")
     assert finalizer.item == "[=example.com/keep]"
     assert finalizer.owners[0].manager == "kubectl-label"
     # atomic map (no member owned): its members inherit
     assert _line(lines, "app: x").owners[0].manager == "syncagent/services"
-    assert "managedFields" not in blame.to_text(lines, now=NOW)
+    assert "managedFields" not in ownedlines.to_text(lines, now=NOW)
 
 
 def test_age() -> None:
-    assert blame.age("2026-11-29T15:59:30Z", now=NOW) == "30s"
-    assert blame.age("2026-11-29T15:00:00Z", now=NOW) == "1h"
-    assert blame.age("2026-11-27T16:00:00Z", now=NOW) == "2d"
-    assert blame.age(None, now=NOW) == "-"
+    assert ownedlines.age("2026-11-29T15:59:30Z", now=NOW) == "30s"
+    assert ownedlines.age("2026-11-29T15:00:00Z", now=NOW) == "1h"
+    assert ownedlines.age("2026-11-27T16:00:00Z", now=NOW) == "2d"
+    assert ownedlines.age(None, now=NOW) == "-"
 
 
 def test_json_paths() -> None:
-    doc = orjson.loads(blame.to_json(blame.blame_lines(_service()), now=NOW))
+    doc = orjson.loads(ownedlines.to_json(ownedlines.blame_lines(_service()), now=NOW))
     paths = {d["path"] for d in doc if d["owners"]}
     assert ".spec.ports[port=8000,protocol=TCP]" in paths
     assert ".metadata.labels.team" in paths
 
 
 def test_golden_text() -> None:
-    check_golden("blame.txt", blame.to_text(blame.blame_lines(_service()), now=NOW))
+    check_golden("blame.txt", ownedlines.to_text(ownedlines.blame_lines(_service()), now=NOW))
 
 
 def test_golden_json() -> None:
-    check_golden("blame.json", blame.to_json(blame.blame_lines(_service()), now=NOW))
+    check_golden("blame.json", ownedlines.to_json(ownedlines.blame_lines(_service()), now=NOW))

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from syncagent.cli.errors import UserError
-from syncagent.cli.identity import own_account, token_account
+from syncagent.cli.run.ownaccount import own_account, token_account
 from syncagent.render import AgentAccount
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from syncagent.inspect import conflicts
-from syncagent.inspect import fights as inspect_fights
-from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.cli.conflicts import conflictrows, fightevents
+from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.programs import fights
 from syncagent.programs.fights import details
 from syncagent.programs.takeover import POLICY
@@ -16,8 +15,8 @@ from syncagent.ssa.fights import Fight
 from tests.unit.support.plan import NS, check_golden, sample_records
 
 
-def _rows() -> list[conflicts.ConflictRow]:
-    return conflicts.rows(sample_records())
+def _rows() -> list[conflictrows.ConflictRow]:
+    return conflictrows.rows(sample_records())
 
 
 def test_rows_carry_owner_values_and_remedy() -> None:
@@ -53,7 +52,7 @@ def test_rows_carry_owner_values_and_remedy() -> None:
     ],
 )
 def test_remedies(conflict: Conflict, operation: str, taken: bool, kind: str) -> None:
-    remedy = conflicts.remedy_for(
+    remedy = conflictrows.remedy_for(
         conflict,
         operation=operation,
         our_manager="syncagent/workloads",
@@ -70,16 +69,16 @@ def test_an_upstream_label_of_another_prefix_is_forced_not_taken() -> None:
     live = records.real[subject]
     live["metadata"]["labels"]["team"] = "search"
     live["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]["f:team"] = {}
-    taken = conflicts.taken_by(POLICY, live, Conflict(".metadata.labels.team", "manager"))
+    taken = conflictrows.taken_by(POLICY, live, Conflict(".metadata.labels.team", "manager"))
     assert not taken
-    upstream = conflicts.taken_by(
+    upstream = conflictrows.taken_by(
         POLICY, live, Conflict(".metadata.labels.nvidia.com/old", "manager")
     )
     assert upstream
 
 
 def test_hand_over_is_two_steps_with_the_live_value() -> None:
-    remedy = conflicts.remedy_for(
+    remedy = conflictrows.remedy_for(
         Conflict(".spec.replicas", "kube-controller-manager", "autoscaling/v1"),
         operation="Update/scale",
         our_manager="syncagent/workloads",
@@ -104,8 +103,8 @@ def test_operation_comes_from_the_owners_entry() -> None:
             ]
         }
     }
-    assert conflicts.operation_of(live, Conflict(".spec.replicas", "kubectl")) == "Update/scale"
-    assert conflicts.operation_of(live, Conflict(".spec.x", "other")) == "Apply"
+    assert conflictrows.operation_of(live, Conflict(".spec.replicas", "kubectl")) == "Update/scale"
+    assert conflictrows.operation_of(live, Conflict(".spec.x", "other")) == "Apply"
 
 
 @pytest.mark.parametrize(
@@ -132,21 +131,25 @@ def test_value_at_readable_paths(path: str, want: str) -> None:
 
 
 def test_no_conflicts_message() -> None:
-    assert "no conflicts" in conflicts.to_text([], graph="DynamoGraphDeployment/demo/g")
+    assert "no conflicts" in conflictrows.to_text([], graph="DynamoGraphDeployment/demo/g")
 
 
 def test_json_rows() -> None:
-    doc = orjson.loads(conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
+    doc = orjson.loads(conflictrows.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
     assert doc["graph"] == "DynamoGraphDeployment/demo/g"
     assert {c["remedy"] for c in doc["conflicts"]} == {"force", "take-over", "yield"}
 
 
 def test_golden_text() -> None:
-    check_golden("conflicts.txt", conflicts.to_text(_rows(), graph="DynamoGraphDeployment/demo/g"))
+    check_golden(
+        "conflicts.txt", conflictrows.to_text(_rows(), graph="DynamoGraphDeployment/demo/g")
+    )
 
 
 def test_golden_json() -> None:
-    check_golden("conflicts.json", conflicts.to_json(_rows(), graph="DynamoGraphDeployment/demo/g"))
+    check_golden(
+        "conflicts.json", conflictrows.to_json(_rows(), graph="DynamoGraphDeployment/demo/g")
+    )
 
 
 def _fight_event(**overrides) -> dict:
@@ -172,7 +175,7 @@ def _fight_event(**overrides) -> dict:
 
 def test_fights_are_read_back_from_their_events() -> None:
     other = _fight_event(reason="ForcedConflict")
-    (row,) = inspect_fights.rows([_fight_event(), other])
+    (row,) = fightevents.rows([_fight_event(), other])
     assert (row.subject, row.other, row.manager, row.paths) == (
         f"Deployment/{NS}/g-frontend",
         "hpa-like",
@@ -180,7 +183,7 @@ def test_fights_are_read_back_from_their_events() -> None:
         (".spec.replicas",),
     )
     assert (row.backoff_text, row.count, row.extended) == ("1m", 1, False)
-    text = conflicts.to_text([], graph="DynamoGraphDeployment/demo/g", fights=[row])
+    text = conflictrows.to_text([], graph="DynamoGraphDeployment/demo/g", fights=[row])
     assert "no conflicts" in text
     assert "Field fights" in text
     line = next(line for line in text.splitlines() if line.startswith("Deployment/"))
@@ -193,12 +196,12 @@ def test_fights_are_read_back_from_their_events() -> None:
         "1",
         "2026-11-29T16:00:00Z",
     ]
-    doc = orjson.loads(conflicts.to_json([], graph="DynamoGraphDeployment/demo/g", fights=[row]))
+    doc = orjson.loads(conflictrows.to_json([], graph="DynamoGraphDeployment/demo/g", fights=[row]))
     assert doc["fights"][0]["manager"] == "hpa-like"
     assert doc["fights"][0]["paths"] == [".spec.replicas"]
 
 
 def test_a_fight_event_without_details_still_lists_its_message() -> None:
-    (row,) = inspect_fights.rows([_fight_event(metadata={})])
+    (row,) = fightevents.rows([_fight_event(metadata={})])
     assert (row.subject, row.other, row.backoff_text) == ("?", "?", "?")
     assert "hpa-like" in row.message

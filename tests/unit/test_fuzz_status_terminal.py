@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from syncagent.cli.commands.status import View
-from syncagent.inspect import terminaltext
+from syncagent.cli.status import cleantext
+from syncagent.cli.status.show import View
 from tests.support import figures
 from tests.unit.test_status_tree import NOW, _cond, _obj
 
@@ -148,7 +148,7 @@ def test_status_prints_no_control_sequence_in_any_output_mode(strings: dict[str,
 
 @given(text=st.text())
 def test_clean_leaves_no_unsafe_character_and_keeps_ordinary_text(text: str):
-    out = terminaltext.clean(text)
+    out = cleantext.clean(text)
     assert unsafe(out) == []
     assert "\n" not in out
     if not unsafe(text) and "\x1b" not in text:
@@ -168,4 +168,4 @@ def test_clean_leaves_no_unsafe_character_and_keeps_ordinary_text(text: str):
     ],
 )
 def test_clean_removes_whole_sequences_and_keeps_the_text_around_them(raw: str, shown: str):
-    assert terminaltext.clean(raw) == shown
+    assert cleantext.clean(raw) == shown

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
+from syncagent.cli.managers import managerchecks
 from syncagent.cli.pathways import PROGRAMS
-from syncagent.inspect import managers
 from tests.unit.support.plan import DCD_UID, GRAPH_UID, NS, controller_ref, entry_mf
 
 
@@ -38,7 +38,7 @@ def _dcd(*entries: dict) -> dict:
     }
 
 
-def _kinds(report: managers.ObjectReport) -> list[tuple[str, str]]:
+def _kinds(report: managerchecks.ObjectReport) -> list[tuple[str, str]]:
     return [(f.kind, f.manager) for f in report.findings]
 
 
@@ -54,7 +54,7 @@ def test_clean_object_has_no_findings() -> None:
         ),
         entry_mf("syncagent/component-status", {"f:status": {"f:x": {}}}, subresource="status"),
     )
-    report = managers.check(dcd, declared=PROGRAMS.field_managers())
+    report = managerchecks.check(dcd, declared=PROGRAMS.field_managers())
     assert report.findings == []
     assert report.bytes == len(orjson.dumps(dcd["metadata"]["managedFields"]))
 
@@ -68,7 +68,7 @@ def test_outside_contract_unknown_stale_and_missing() -> None:
         entry_mf("kubectl-edit", {"f:metadata": {"f:labels": {"f:team": {}}}}, operation="Update"),
         entry_mf("syncagent/owner/gone-uid", {"f:metadata": {"f:ownerReferences": {}}}),
     )
-    report = managers.check(dcd, declared=PROGRAMS.field_managers())
+    report = managerchecks.check(dcd, declared=PROGRAMS.field_managers())
     kinds = _kinds(report)
     # What the upstream operator wrote is taken over; a user's kubectl label stays theirs.
     assert ("stale", "manager") in kinds
@@ -78,7 +78,7 @@ def test_outside_contract_unknown_stale_and_missing() -> None:
     assert ("unknown", "syncagent/renamed") in kinds
     assert ("stale", "syncagent/owner/gone-uid") in kinds
     assert ("missing", "syncagent/ownership") in kinds
-    text = managers.to_text([report])
+    text = managerchecks.to_text([report])
     assert "owns .status.x (undeclared)" in text
 
 
@@ -99,7 +99,7 @@ def test_graph_objects_follow_owner_references() -> None:
         "kind": "Service",
         "metadata": {"name": "x", "namespace": NS, "uid": "x"},
     }
-    found = managers.graph_objects(_graph(), [child, unrelated, dcd])
+    found = managerchecks.graph_objects(_graph(), [child, unrelated, dcd])
     assert [o["kind"] for o in found] == [
         "DynamoGraphDeployment",
         "DynamoComponentDeployment",
@@ -108,5 +108,5 @@ def test_graph_objects_follow_owner_references() -> None:
 
 
 def test_the_graph_itself_is_its_authors() -> None:
-    reports = managers.check_graph(_graph(), [], declared=PROGRAMS.field_managers())
+    reports = managerchecks.check_graph(_graph(), [], declared=PROGRAMS.field_managers())
     assert reports[0].findings == []  # kubectl's entry on the graph is not stale

@@ -14,7 +14,7 @@ import pytest
 from lightkube import AsyncClient
 
 from syncagent.rest.transport import http_client
-from syncagent.runtime.events import NORMAL, EventRecorder, ObjectRef
+from syncagent.runtime.events import NORMAL, EventMetrics, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually_async
 from tests.unit.support.clientconfig import offline_config
@@ -72,7 +72,12 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
         for name in ("b", "c", "d"):
             recorder.record(ref(name), type=NORMAL, reason=name.upper(), message="m")
         await eventually_async(
-            lambda: metrics.events.value(type="Normal", reason="A", outcome="aggregated") == 1,
+            lambda: (
+                metrics.of(EventMetrics).events.value(
+                    type="Normal", reason="A", outcome="aggregated"
+                )
+                == 1
+            ),
             deadline=15,
             what="the repeat aggregated",
         )

@@ -24,7 +24,7 @@ from syncagent.runtime.leader import LeaseConfig
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.retry import RetryPolicy, RetryTransport
-from syncagent.runtime.workers import run_workers
+from syncagent.runtime.workers import ReconcileMetrics, run_workers
 from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
@@ -222,8 +222,8 @@ async def test_a_refused_reconcile_is_requeued_without_backoff():
         await eventually_async(lambda: len(calls) == 2, deadline=5, what="the second reconcile")
         q.shut_down()
     assert q.failures("ns/a") == 0
-    assert metrics.reconciles.value(controller="q", result="not_leader") == 1
-    assert metrics.reconciles.value(controller="q", result="error") == 0
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="not_leader") == 1
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="error") == 0
 
 
 async def _refuse() -> None:

@@ -4,6 +4,7 @@ import pytest
 from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import Metrics
+from syncagent.runtime.queue import QueueMetrics
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +32,7 @@ def get(path: str) -> bytes:
 
 async def test_serves_metrics_and_probes():
     metrics = Metrics()
-    metrics.queue_depth.set(7, queue="dgd")
+    metrics.of(QueueMetrics).queue_depth.set(7, queue="dgd")
     health = Health()
     ready = {"caches": False}
     health.add_readiness("caches", lambda: ready["caches"])

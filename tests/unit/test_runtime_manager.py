@@ -55,3 +55,24 @@ async def test_with_a_lease_the_managers_client_sends_no_write_while_it_does_not
     without = Manager(offline_client(), ManagerOptions(), metrics=Metrics())
     with pytest.raises(httpx2.ConnectError):  # no Lease, no fence: it is sent (nobody listens)
         await call(without.client, write)
+
+
+def test_a_manager_lists_every_runtime_family_before_its_first_sample():
+    metrics = Metrics()
+    Manager(offline_client(), ManagerOptions(), metrics=metrics)
+    text = metrics.render()
+    for family in (
+        "syncagent_reconcile_total",
+        "syncagent_graph_change_to_status_seconds",
+        "syncagent_workqueue_depth",
+        "syncagent_api_requests_total",
+        "syncagent_api_retries_total",
+        "syncagent_watch_relists_total",
+        "syncagent_watch_unsynced",
+        "syncagent_events_total",
+        "syncagent_leader",
+        "syncagent_capability",
+        "syncagent_memo_entries",
+        "syncagent_reconcile_stage_seconds",
+    ):
+        assert f"# TYPE {family} " in text, family

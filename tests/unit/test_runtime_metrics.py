@@ -1,10 +1,17 @@
 import re
+from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 import pytest
 
+from syncagent.programs.writemetrics import ApplyMetrics
+from syncagent.runtime import metrics as metrics_module
+from syncagent.runtime.client import RequestMetrics
 from syncagent.runtime.metrics import Metrics, Registry
+from syncagent.runtime.process import ProcessMetrics
+from syncagent.runtime.queue import QueueMetrics
+from syncagent.runtime.workers import ReconcileMetrics
 
 SAMPLE = re.compile(
     r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? \S+$'
@@ -101,12 +108,14 @@ def test_total_sums_matching_label_sets():
 
 def test_agent_metrics_render_every_declared_family():
     m = Metrics()
-    m.reconciles.inc(controller="dgd", result="success")
-    m.reconcile_duration.observe(0.2, controller="dgd")
-    m.apply_actions.inc(kind="Deployment", result="unchanged")
-    m.conflicts.inc(kind="Deployment", manager="kubectl")
-    m.queue_depth.set(4, queue="dgd")
-    m.api_requests.inc(verb="patch", resource="deployments", dry_run="true", code="200")
+    m.of(ReconcileMetrics).reconciles.inc(controller="dgd", result="success")
+    m.of(ReconcileMetrics).reconcile_duration.observe(0.2, controller="dgd")
+    m.of(ApplyMetrics).apply_actions.inc(kind="Deployment", result="unchanged")
+    m.of(ApplyMetrics).conflicts.inc(kind="Deployment", manager="kubectl")
+    m.of(QueueMetrics).queue_depth.set(4, queue="dgd")
+    m.of(RequestMetrics).api_requests.inc(
+        verb="patch", resource="deployments", dry_run="true", code="200"
+    )
     text = m.render()
     for family in (
         "syncagent_reconcile_total",
@@ -130,7 +139,7 @@ def _sample(text: str, name: str) -> float:
 def test_process_gauges_are_measured_at_each_scrape():
     m = Metrics()
     memo: list[int] = []
-    m.measure_memo("convergence", memo.__len__)
+    m.of(ProcessMetrics).measure_memo("convergence", memo.__len__)
     first = m.render()
     opened = open(__file__)  # noqa: SIM115 - one more descriptor while the next scrape runs
     memo.extend((1, 2, 3))
@@ -149,6 +158,7 @@ def test_process_gauges_are_measured_at_each_scrape():
 @pytest.mark.anyio
 async def test_asyncio_tasks_counts_the_running_loops_tasks():
     m = Metrics()
+    m.of(ProcessMetrics)
     before = _sample(m.render(), "syncagent_asyncio_tasks")
     async with anyio.create_task_group() as tg:
         tg.start_soon(anyio.sleep, 10)
@@ -158,3 +168,17 @@ async def test_asyncio_tasks_counts_the_running_loops_tasks():
         tg.cancel_scope.cancel()
     assert before >= 1
     assert during == before + 2
+
+
+def test_a_declaration_is_made_once_per_registry():
+    m = Metrics()
+    first = m.of(QueueMetrics)
+    # A second registration of the same names would raise "already registered".
+    assert m.of(QueueMetrics) is first
+    assert Metrics().of(QueueMetrics) is not first
+
+
+def test_the_runtime_registry_names_no_metric():
+    # The families are declared beside what they measure; runtime/metrics.py is the registry.
+    source = Path(metrics_module.__file__).read_text(encoding="utf-8")
+    assert re.findall(r"syncagent_\w+", source) == []

@@ -7,8 +7,14 @@ import pytest
 
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.metrics import Metrics
-from syncagent.runtime.queue import QueueShutDown, WorkQueue
-from syncagent.runtime.workers import Result, resync_every, resync_shares, run_workers
+from syncagent.runtime.queue import QueueMetrics, QueueShutDown, WorkQueue
+from syncagent.runtime.workers import (
+    ReconcileMetrics,
+    Result,
+    resync_every,
+    resync_shares,
+    run_workers,
+)
 from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
@@ -22,9 +28,9 @@ async def test_duplicate_adds_are_held_once():
     for key in ["a", "b", "a", "a", "c", "b"]:
         q.add(key)
     assert len(q) == 3
-    assert metrics.queue_depth.value(queue="q") == 3
+    assert metrics.of(QueueMetrics).queue_depth.value(queue="q") == 3
     assert [await q.get() for _ in range(3)] == ["a", "b", "c"]
-    assert metrics.queue_depth.value(queue="q") == 0
+    assert metrics.of(QueueMetrics).queue_depth.value(queue="q") == 0
 
 
 async def test_key_added_while_processing_is_not_handed_out_until_done():
@@ -146,7 +152,7 @@ async def test_add_rate_limited_backs_off_exponentially_and_forget_resets():
     async with WorkQueue("q", backoff=NO_JITTER, metrics=metrics) as q:
         assert [q.add_rate_limited("k") for _ in range(3)] == [0.01, 0.02, 0.04]
         assert q.failures("k") == 3
-        assert metrics.queue_retries.value(queue="q") == 3
+        assert metrics.of(QueueMetrics).queue_retries.value(queue="q") == 3
         q.forget("k")
         assert q.failures("k") == 0
         assert q.add_rate_limited("k") == 0.01
@@ -189,7 +195,7 @@ async def test_workers_never_process_one_key_concurrently_and_reprocess_after():
         q.shut_down()
     assert overlaps == []
     assert calls == {"a": 2}
-    assert metrics.reconciles.value(controller="q", result="success") == 2
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="success") == 2
 
 
 async def test_concurrency_is_bounded():
@@ -256,9 +262,9 @@ async def test_error_retries_with_backoff_then_success_forgets():
     gaps, metrics = await _fail_twice_then_succeed(boom, concurrency=2)
     assert gaps[0] >= 0.05
     assert gaps[1] >= 0.1
-    assert metrics.reconciles.value(controller="q", result="error") == 2
-    assert metrics.reconciles.value(controller="q", result="success") == 1
-    assert metrics.reconcile_duration.count(controller="q") == 3
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="error") == 2
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="success") == 1
+    assert metrics.of(ReconcileMetrics).reconcile_duration.count(controller="q") == 3
 
 
 # ids without the level names: a collect-only listing is read for "ERROR" lines
@@ -282,8 +288,8 @@ async def test_result_error_or_conflict_retries_with_backoff_and_logs_its_text(
     gaps, metrics = await _fail_twice_then_succeed(handed_back, concurrency=1)
     assert gaps[0] >= 0.05
     assert gaps[1] >= 0.1
-    assert metrics.reconciles.value(controller="q", result=outcome) == 2
-    assert metrics.reconciles.value(controller="q", result=other) == 0
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result=outcome) == 2
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result=other) == 0
     logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO]
     assert logged == [(level, message)] * 2
 
@@ -301,7 +307,7 @@ async def test_requeue_after_schedules_the_key_again():
         q.add("k")
         await eventually_async(lambda: len(calls) == 2, deadline=5.0, what="two calls")
         q.shut_down()
-    assert metrics.reconciles.value(controller="q", result="requeue") == 1
+    assert metrics.of(ReconcileMetrics).reconciles.value(controller="q", result="requeue") == 1
 
 
 async def test_the_debug_line_names_the_version_a_reconcile_read(caplog):

@@ -7,6 +7,7 @@ import pytest
 from syncagent.runtime import stages
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import WorkQueue
+from syncagent.runtime.stages import StageMetrics
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +21,7 @@ class Clock:
 
 def test_render_is_the_reconcile_without_a_request_in_flight():
     metrics, clock = Metrics(), Clock()
-    histogram = metrics.stages.reconcile
+    histogram = metrics.of(StageMetrics).reconcile
     reconcile = stages.ReconcileClock("dgd", histogram, clock=clock)
     clock.now = 10.5
     first = reconcile.request_started()
@@ -63,5 +64,5 @@ async def test_the_queue_times_the_wait_and_the_coalescing_window():
     q.add("a")  # ...until a change of its own queues it at once
     q.add_soon("a", 60.0)  # waiting already: no window
     assert await q.get() == "a"
-    assert metrics.stages.coalesce.count(queue="q") == 1
-    assert metrics.stages.queue_wait.count(queue="q") == 1
+    assert metrics.of(StageMetrics).coalesce.count(queue="q") == 1
+    assert metrics.of(StageMetrics).queue_wait.count(queue="q") == 1

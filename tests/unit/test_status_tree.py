@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from syncagent.inspect import readiness, statusjson
-from syncagent.inspect.statustree import build, pod_template_labels
+from syncagent.cli.status import jsondocument, objectready
+from syncagent.cli.status.treenodes import build, pod_template_labels
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)
@@ -199,7 +199,7 @@ def test_readiness_rules() -> None:
         spec={"replicas": 2},
         status={"observedGeneration": 1, "readyReplicas": 1, "updatedReplicas": 2},
     )
-    assert readiness.of(deployment) == (False, "1/2 ready", "1 of 2 replicas ready, 2 updated")
+    assert objectready.of(deployment) == (False, "1/2 ready", "1 of 2 replicas ready, 2 updated")
     deployment["status"]["conditions"] = [
         {
             "type": "Progressing",
@@ -208,9 +208,9 @@ def test_readiness_rules() -> None:
             "message": "too slow",
         }
     ]
-    assert readiness.of(deployment)[2] == "ProgressDeadlineExceeded: too slow"
+    assert objectready.of(deployment)[2] == "ProgressDeadlineExceeded: too slow"
     deployment["metadata"]["generation"] = 2
-    assert readiness.of(deployment)[2].startswith("its controller has not observed")
+    assert objectready.of(deployment)[2].startswith("its controller has not observed")
     pod = _obj(
         "Pod",
         "p",
@@ -221,12 +221,12 @@ def test_readiness_rules() -> None:
             ],
         },
     )
-    assert readiness.of(pod) == (False, "Pending", "ImagePullBackOff: no image")
-    assert readiness.of(_obj("LeaderWorkerSet", "l")) == (None, "no status reported yet", "")
+    assert objectready.of(pod) == (False, "Pending", "ImagePullBackOff: no image")
+    assert objectready.of(_obj("LeaderWorkerSet", "l")) == (None, "no status reported yet", "")
     lws = _obj("LeaderWorkerSet", "l", status=_cond("Available", "True"))
-    assert readiness.of(lws) == (True, "Available", "")
+    assert objectready.of(lws) == (True, "Available", "")
     lws["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert readiness.of(lws)[0] is False
+    assert objectready.of(lws)[0] is False
 
 
 def test_pod_template_labels_found_at_any_depth() -> None:
@@ -242,7 +242,7 @@ def test_pod_template_labels_found_at_any_depth() -> None:
 
 def test_json_document_shape() -> None:
     graph, objects = _cutover()
-    doc = statusjson.document(
+    doc = jsondocument.document(
         build(graph, objects, now=NOW, window=WINDOW), namespace="ns", generated="t"
     )
     assert doc["schema"] == "syncagent.dynamo.nvidia.com/status-v1"

@@ -1,1 +1,2 @@
-"""What the CLI commands do; their flags are declared in ``syncagent.cli.<command>``."""
+"""``syncagent blame --history``'s implementation, until its rewrite moves it into
+``cli/blame/`` beside the rest of the command."""

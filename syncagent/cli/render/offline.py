@@ -19,8 +19,8 @@ from syncagent.api import (
 )
 from syncagent.api.schemas import objects_checked
 from syncagent.cli.errors import UserError
-from syncagent.cli.inputs import read_input, warn_unknown_fields
-from syncagent.cli.render_programs import choose
+from syncagent.cli.manifestfile import read_input, warn_unknown_fields
+from syncagent.cli.render.choose import choose
 from syncagent.programs import capabilities
 from syncagent.programs.program import Program
 from syncagent.programs.registry import Registry

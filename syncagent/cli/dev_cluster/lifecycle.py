@@ -1,4 +1,4 @@
-"""``syncagent dev-cluster up|down|env``: a real local cluster for trying syncagent out: what it does (flags: ``syncagent.cli.devcluster``)."""
+"""``syncagent dev-cluster up|down|env``: a real local cluster for trying syncagent out: what it does (flags: ``syncagent.cli.dev_cluster``)."""
 
 from __future__ import annotations
 

@@ -46,4 +46,4 @@ def register(subparsers: Any, programs: Registry) -> None:
         help="the program to render a graph with; auto routes it as the agent would "
         "(docs/routing.md §2) (default: auto)",
     )
-    parser.set_defaults(func=lazy("render"))
+    parser.set_defaults(func=lazy(f"{__name__}.offline"))

@@ -42,4 +42,4 @@ def register(subparsers: Any, programs: Registry) -> None:
         help="the agent's --discovery-backend (default kubernetes)",
     )
     add_capability_argument(parser, declared=programs.capabilities())
-    parser.set_defaults(func=lazy("plan"))
+    parser.set_defaults(func=lazy(f"{__name__}.dryrunplan"))

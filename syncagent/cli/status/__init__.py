@@ -47,4 +47,4 @@ def register(subparsers: Any, programs: Registry) -> None:
         metavar="DURATION",
         help="show events seen within this long (default 15m)",
     )
-    parser.set_defaults(func=lazy("status"))
+    parser.set_defaults(func=lazy(f"{__name__}.show"))

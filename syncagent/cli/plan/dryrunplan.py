@@ -13,7 +13,7 @@ from syncagent.api.load import is_ours, object_ref
 from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.cli.inputs import read_input, warn_unknown_fields
+from syncagent.cli.manifestfile import read_input, warn_unknown_fields
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (

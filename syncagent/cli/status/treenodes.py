@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from syncagent.inspect import readiness
+from syncagent.cli.status import objectready
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 
@@ -140,7 +140,7 @@ def _sort_key(node: Node) -> tuple[int, str, str]:
 
 def _node(obj: Obj, recent: _Events) -> Node:
     body = Body(obj)
-    ready, state, reason = readiness.of(obj)
+    ready, state, reason = objectready.of(obj)
     controller = body.controller
     node = Node(
         kind=body.kind,
@@ -167,7 +167,7 @@ def _node(obj: Obj, recent: _Events) -> Node:
 def _program_node(graph: Obj) -> Node:
     status = Body(graph).status
     pathway = str((status.get("routing") or {}).get("pathway") or "")
-    cond = readiness.condition(graph, "WorkloadPathway")
+    cond = objectready.condition(graph, "WorkloadPathway")
     if not pathway:
         pathway = str(cond.get("reason") or "") if cond.get("status") == "True" else ""
     if not cond:

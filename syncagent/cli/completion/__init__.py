@@ -33,4 +33,4 @@ def register(subparsers: Any, programs: Registry) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("shell", choices=SHELLS)
-    parser.set_defaults(func=lazy("completion"))
+    parser.set_defaults(func=lazy(f"{__name__}.shellscript"))

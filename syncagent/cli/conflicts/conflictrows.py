@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 
 from fieldmanagers import is_ours
-from syncagent.inspect import fights as fights_
-from syncagent.inspect.fieldpaths import show, value_at
+from syncagent.cli.conflicts import fightevents
+from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.inspect.planengine import Records
 from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
@@ -168,9 +168,9 @@ def operation_of(live: Mapping[str, Any], conflict: Conflict) -> str:
 
 
 def to_text(
-    found: list[ConflictRow], *, graph: str, fights: Sequence[fights_.FightRow] = ()
+    found: list[ConflictRow], *, graph: str, fights: Sequence[fightevents.FightRow] = ()
 ) -> str:
-    section = fights_.to_text(list(fights))
+    section = fightevents.to_text(list(fights))
     tail = "\n" + "\n".join(section) + "\n" if section else ""
     return _conflicts_text(found, graph=graph) + tail
 
@@ -192,7 +192,7 @@ def _conflicts_text(found: list[ConflictRow], *, graph: str) -> str:
 
 
 def to_json(
-    found: list[ConflictRow], *, graph: str, fights: Sequence[fights_.FightRow] = ()
+    found: list[ConflictRow], *, graph: str, fights: Sequence[fightevents.FightRow] = ()
 ) -> str:
     doc = {
         "graph": graph,
@@ -210,6 +210,6 @@ def to_json(
             }
             for r in found
         ],
-        "fights": fights_.to_json(list(fights)),
+        "fights": fightevents.to_json(list(fights)),
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -16,8 +16,8 @@ import anyio
 import anyio.abc
 
 from syncagent.cli.errors import UserError
-from syncagent.cli.identity import own_account
-from syncagent.cli.settings import AgentSettings, Http, LeaderElection
+from syncagent.cli.run.ownaccount import own_account
+from syncagent.cli.run.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, setup
 from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.history import routes as history_routes

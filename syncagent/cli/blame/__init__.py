@@ -51,4 +51,4 @@ def register(subparsers: Any, programs: Registry) -> None:
         help="the agent's history Service, port by name or number (default "
         f"{AGENT_SERVICE}: the chart installed as release syncagent in syncagent-system)",
     )
-    parser.set_defaults(func=lazy("blame"))
+    parser.set_defaults(func=lazy(f"{__name__}.objectsource"))

@@ -1,7 +1,7 @@
 """``syncagent run``: the agent. Watches graphs and keeps them deployed until SIGTERM.
 
 Flag names are an interface (the Helm chart passes them); each is declared once, on its
-settings field (:mod:`syncagent.cli.settings`). Registering the command imports none of the
+settings field (:mod:`syncagent.cli.run.settings`). Registering the command imports none of the
 agent: ``syncagent render`` and ``--help`` stay fast.
 """
 
@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument
-from syncagent.cli.settings import GROUPS, add_flags, agent_settings
+from syncagent.cli.run.settings import GROUPS, add_flags, agent_settings
 
 if TYPE_CHECKING:
     from syncagent.programs.registry import Registry
@@ -41,6 +41,6 @@ def register(subparsers: Any, programs: Registry) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: the agent pulls in the whole runtime and every program.
-    from syncagent.cli.agent import serve
+    from syncagent.cli.run.agent import serve
 
     return serve(agent_settings(args), programs=args.programs)

@@ -15,7 +15,7 @@ from syncagent.api.load import LoadError, is_ours, load_documents
 from syncagent.api.schemas import parse_checked
 from syncagent.api.validation import Problem, validate_graph
 from syncagent.cli.errors import UserError
-from syncagent.cli.inputs import read_input, warn_unknown_fields
+from syncagent.cli.manifestfile import read_input, warn_unknown_fields
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,4 +37,4 @@ def register(subparsers: Any, programs: Registry) -> None:
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     parser.add_argument("--discovery-backend", choices=("kubernetes", "etcd"), default="kubernetes")
     add_capability_argument(parser, declared=programs.capabilities())
-    parser.set_defaults(func=lazy("conflicts"))
+    parser.set_defaults(func=lazy(f"{__name__}.graphconflicts"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncagent.inspect.statustree import Node
+from syncagent.cli.status.treenodes import Node
 
 SCHEMA = "syncagent.dynamo.nvidia.com/status-v1"
 

@@ -65,10 +65,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
         metavar="FILE",
         help="an extra CRD file to install (repeatable)",
     )
-    up.set_defaults(func=lazy("devcluster", "up"))
+    up.set_defaults(func=lazy(f"{__name__}.lifecycle", "up"))
     down = actions.add_parser("down", parents=[named], help="stop the cluster and delete its data")
-    down.set_defaults(func=lazy("devcluster", "down"))
+    down.set_defaults(func=lazy(f"{__name__}.lifecycle", "down"))
     env = actions.add_parser(
         "env", parents=[named], help="print the shell line that points kubectl at it"
     )
-    env.set_defaults(func=lazy("devcluster", "env"))
+    env.set_defaults(func=lazy(f"{__name__}.lifecycle", "env"))

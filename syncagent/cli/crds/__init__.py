@@ -25,4 +25,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
     parser.add_argument(
         "--dir", type=Path, metavar="DIR", help="write one file per CRD into DIR instead"
     )
-    parser.set_defaults(func=lazy("crds"))
+    parser.set_defaults(func=lazy(f"{__name__}.printcrds"))

@@ -26,4 +26,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
     parser.add_argument(
         "--strict", action="store_true", help="treat dropped fields as errors (exit code 1)"
     )
-    parser.set_defaults(func=lazy("convert"))
+    parser.set_defaults(func=lazy(f"{__name__}.tobeta"))

@@ -12,10 +12,9 @@ import orjson
 import yaml
 from lightkube import AsyncClient
 
-from syncagent.cli.commands import statusview
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.inspect import statusjson, statusread, statustree, terminaltext
+from syncagent.cli.status import cleantext, jsondocument, reading, terminal, treenodes
 from syncagent.inspect.session import InspectError, default_namespace, run_async
 from syncagent.kube import kinds
 
@@ -32,15 +31,15 @@ def run(args: argparse.Namespace) -> int:
         if args.watch:
             run_async(conn, lambda client: watch(client, view))
             return 0
-        objects = run_async(conn, lambda client: statusread.read_once(client, namespace))
+        objects = run_async(conn, lambda client: reading.read_once(client, namespace))
     except InspectError as err:
-        raise UserError(terminaltext.clean(str(err))) from None
+        raise UserError(cleantext.clean(str(err))) from None
     root = view.tree(objects)
     if root is None:
         raise UserError(
             f"{view.subject}: not found in namespace {namespace}; check the name and -n/--namespace"
         )
-    view.print(root, statusview.console())
+    view.print(root, terminal.console())
     return 0
 
 
@@ -51,7 +50,7 @@ class View:
         self.graph, self.namespace, self.window, self.output = graph, namespace, window, output
         self.subject = f"{kinds.DGD.kind}/{namespace}/{graph}"
 
-    def tree(self, objects: list[dict[str, Any]]) -> statustree.Node | None:
+    def tree(self, objects: list[dict[str, Any]]) -> treenodes.Node | None:
         graphs = [
             o
             for o in objects
@@ -62,38 +61,38 @@ class View:
         events = [o for o in objects if o.get("kind") == "Event"]
         rest = [o for o in objects if o.get("kind") != "Event"]
         now = datetime.now(UTC)
-        root = statustree.build(graphs[0], rest, events, now=now, window=self.window)
+        root = treenodes.build(graphs[0], rest, events, now=now, window=self.window)
         # Every string of every output mode comes from this tree: cleaned once, here.
-        return terminaltext.cleaned(root)
+        return cleantext.cleaned(root)
 
-    def document(self, root: statustree.Node) -> dict[str, Any]:
+    def document(self, root: treenodes.Node) -> dict[str, Any]:
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        return statusjson.document(root, namespace=self.namespace, generated=now)
+        return jsondocument.document(root, namespace=self.namespace, generated=now)
 
-    def print(self, root: statustree.Node, console: Any, *, one_line: bool = False) -> None:
+    def print(self, root: treenodes.Node, console: Any, *, one_line: bool = False) -> None:
         if self.output == "json":
             option = 0 if one_line else orjson.OPT_INDENT_2
             sys.stdout.write(orjson.dumps(self.document(root), option=option).decode() + "\n")
         elif self.output == "yaml":
             sys.stdout.write(yaml.safe_dump(self.document(root), sort_keys=False))
         else:
-            console.print(statusview.render(root))
+            console.print(terminal.render(root))
         sys.stdout.flush()
 
 
 async def watch(client: AsyncClient, view: View) -> None:
-    kinds = await statusread.served_kinds(client, view.namespace)
-    watched = statusread.Watched(client, kinds, view.namespace)
+    kinds = await reading.served_kinds(client, view.namespace)
+    watched = reading.Watched(client, kinds, view.namespace)
     changed = _Signal()
     watched.on_change(changed.set)
-    console = statusview.console()
+    console = terminal.console()
     async with anyio.create_task_group() as tg:
         await watched.start(tg)
-        with statusview.Screen(console, live=view.output == "text") as screen:
+        with terminal.Screen(console, live=view.output == "text") as screen:
             last: object = None
             while True:
                 root = view.tree(watched.objects())
-                key = None if root is None else statusjson.node_dict(root)
+                key = None if root is None else jsondocument.node_dict(root)
                 if key != last:
                     last = key
                     _show(view, root, screen)
@@ -101,14 +100,14 @@ async def watch(client: AsyncClient, view: View) -> None:
                 await anyio.sleep(COALESCE)
 
 
-def _show(view: View, root: statustree.Node | None, screen: statusview.Screen) -> None:
+def _show(view: View, root: treenodes.Node | None, screen: terminal.Screen) -> None:
     if root is None and view.output != "text":
         # stdout carries documents only; the absence is said on stderr.
         print(f"{view.subject}: not found; waiting for it to be created", file=sys.stderr)
     elif root is None:
-        screen.show(statusview.missing(view.subject))
+        screen.show(terminal.missing(view.subject))
     elif view.output == "text":
-        screen.show(statusview.render(root))
+        screen.show(terminal.render(root))
     else:
         view.print(root, screen.console, one_line=view.output == "json")
 

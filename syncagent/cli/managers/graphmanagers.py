@@ -8,7 +8,7 @@ from lightkube import AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.inspect import managers
+from syncagent.cli.managers import managerchecks
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import PlanError, read_store
@@ -22,7 +22,7 @@ from syncagent.inspect.session import (
 def run(args: argparse.Namespace) -> int:
     namespace = default_namespace(connection(args))
 
-    async def work(client: AsyncClient) -> list[managers.ObjectReport]:
+    async def work(client: AsyncClient) -> list[managerchecks.ObjectReport]:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             # A dry-run engine: reading the store never writes, nothing to release afterwards.
@@ -30,11 +30,14 @@ def run(args: argparse.Namespace) -> int:
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]
-        return managers.check_graph(graph, everything, declared=args.programs.field_managers())
+        return managerchecks.check_graph(graph, everything, declared=args.programs.field_managers())
 
     try:
         reports = run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None
-    print(managers.to_json(reports) if args.output == "json" else managers.to_text(reports), end="")
+    print(
+        managerchecks.to_json(reports) if args.output == "json" else managerchecks.to_text(reports),
+        end="",
+    )
     return 2 if any(r.findings for r in reports) else 0

@@ -6,10 +6,10 @@ import argparse
 
 from lightkube import ApiError, AsyncClient
 
+from syncagent.cli.conflicts import conflictrows
+from syncagent.cli.conflicts.fightevents import FightRow, read_fights
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.inspect import conflicts
-from syncagent.inspect.fights import FightRow, read_fights
 from syncagent.inspect.live import ReadError, read_graph
 from syncagent.inspect.planner import PlanError, plan_live_graph
 from syncagent.inspect.session import (
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     namespace = default_namespace(connection(args))
     subject = f"DynamoGraphDeployment/{namespace}/{args.graph}"
 
-    async def work(client: AsyncClient) -> tuple[list[conflicts.ConflictRow], list[FightRow]]:
+    async def work(client: AsyncClient) -> tuple[list[conflictrows.ConflictRow], list[FightRow]]:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             run_ = await plan_live_graph(
@@ -45,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         except ApiError as err:
             raise InspectError(f"{subject}: cannot list its Events: {err}") from None
-        return conflicts.rows(run_.engine.records), fought
+        return conflictrows.rows(run_.engine.records), fought
 
     try:
         found, fought = run_async(connection(args), work)
     except InspectError as err:
         raise UserError(str(err)) from None
-    render = conflicts.to_json if args.output == "json" else conflicts.to_text
+    render = conflictrows.to_json if args.output == "json" else conflictrows.to_text
     print(render(found, graph=subject, fights=fought), end="")
     return 2 if found or fought else 0

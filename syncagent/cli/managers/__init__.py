@@ -32,4 +32,4 @@ def register(subparsers: Any, programs: Registry) -> None:
     parser.add_argument("graph", metavar="DGD", help="DynamoGraphDeployment name")
     add_connection_arguments(parser, impersonate=True)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    parser.set_defaults(func=lazy("managers"))
+    parser.set_defaults(func=lazy(f"{__name__}.graphmanagers"))

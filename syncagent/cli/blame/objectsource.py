@@ -9,10 +9,10 @@ import httpx2
 from lightkube import AsyncClient
 
 from syncagent.api import LoadError, load_documents
+from syncagent.cli.blame import ownedlines
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
-from syncagent.cli.inputs import read_input
-from syncagent.inspect import blame
+from syncagent.cli.manifestfile import read_input
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import (
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
 
         return blame_history.run(args)
     obj = saved(args) if args.filename else live(args)
-    lines = blame.blame_lines(obj)
-    print(blame.to_json(lines) if args.output == "json" else blame.to_text(lines), end="")
+    lines = ownedlines.blame_lines(obj)
+    print(ownedlines.to_json(lines) if args.output == "json" else ownedlines.to_text(lines), end="")
     return 0
 
 

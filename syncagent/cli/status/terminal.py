@@ -15,7 +15,7 @@ from rich.live import Live
 from rich.text import Text
 from rich.tree import Tree
 
-from syncagent.inspect.statustree import Node
+from syncagent.cli.status.treenodes import Node
 
 UNWRAPPED = 4096
 MARK = {True: ("✔", "green"), False: ("✘", "bold red"), None: ("•", "dim")}
