@@ -37,7 +37,7 @@ MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 ROLES = ("decode", "prefill")
 # Long enough that no progress write falls due during a test: every status write then reports
-# a change of state (the interval itself is the unit tier's, tests/unit/test_status_progress.py).
+# a change of state (the interval itself is the unit tier's, tests/unit/programs/test_status_progress.py).
 HOLD = ("--status-progress-interval", "1h")
 
 

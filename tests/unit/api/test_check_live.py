@@ -7,7 +7,7 @@ import yaml
 
 from syncagent.api.schemas import check_live, check_schema
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agg.yaml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agg.yaml"
 
 
 def graph() -> dict:

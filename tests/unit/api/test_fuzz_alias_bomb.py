@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from syncagent.api import expansion
 from syncagent.api.load import LoadError, load_documents
 from tests.support import figures
-from tests.unit.test_fuzz_bad_input import BINARY, run_cli
+from tests.unit.cli.test_fuzz_bad_input import BINARY, run_cli
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agg.yaml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agg.yaml"
 TABLE = "alias-bomb fuzz (unit tier)"
 FUZZ = settings(
     max_examples=60,

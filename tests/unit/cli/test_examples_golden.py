@@ -1,7 +1,7 @@
 """Golden output of ``syncagent render`` for every shipped example graph.
 
 Regenerate after an intended rendering change with
-``SYNCAGENT_UPDATE_GOLDEN=1 pytest tests/unit/test_examples_golden.py`` and review the diff.
+``SYNCAGENT_UPDATE_GOLDEN=1 pytest tests/unit/cli/test_examples_golden.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 
 from syncagent.cli.main import main
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 GOLDEN = REPO / "tests" / "golden"
 UPDATE = os.environ.get("SYNCAGENT_UPDATE_GOLDEN") == "1"

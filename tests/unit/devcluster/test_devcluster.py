@@ -122,6 +122,6 @@ def test_an_older_release_builds_from_its_own_staging_tags(
 
 
 def test_the_chart_declares_the_oldest_kubernetes_the_matrix_runs() -> None:
-    chart = yaml.safe_load((Path(__file__).parents[2] / "helm/syncagent/Chart.yaml").read_text())
+    chart = yaml.safe_load((Path(__file__).parents[3] / "helm/syncagent/Chart.yaml").read_text())
     oldest = min(versions.KUBERNETES_MATRIX, key=lambda minor: tuple(map(int, minor.split("."))))
     assert chart["kubeVersion"] == f">={oldest}.0-0"

@@ -18,7 +18,7 @@ from tests.support.parity_differences import (
     parse_path,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def doc_md(*sections: str) -> str:

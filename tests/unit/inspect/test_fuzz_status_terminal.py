@@ -26,7 +26,7 @@ from rich.console import Console
 from syncagent.cli.commands.status import View
 from syncagent.inspect import terminaltext
 from tests.support import figures
-from tests.unit.test_status_tree import NOW, _cond, _obj
+from tests.unit.inspect.test_status_tree import NOW, _cond, _obj
 
 TABLE = "status terminal-text fuzz (unit tier)"
 FUZZ = settings(

@@ -19,11 +19,11 @@ from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually, eventually_async
-from tests.unit.test_runtime_http import fetch, get
+from tests.unit.runtime.test_http import fetch, get
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # The server alone, left with `spare` file descriptors once it listens.
 SERVER = """
