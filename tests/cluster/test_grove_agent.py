@@ -25,7 +25,7 @@ from tests.support.polling import eventually
 
 
 def _grove_components() -> list[dict[str, Any]]:
-    return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
+    return [component("frontend", "frontend"), component("decode", "decode", nodes=2)]
 
 
 def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):

@@ -22,7 +22,7 @@ DCD = "DynamoComponentDeployment"
 
 def _engine(name: str, ctype: str) -> dict[str, Any]:
     """vLLM with tensor parallel 16 on 8 GPUs per node: one engine over two nodes."""
-    c = component(name, ctype, multinode=True)
+    c = component(name, ctype, nodes=2)
     main = c["podTemplate"]["spec"]["containers"][0]
     main["args"] = ["--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "16"]
     main["resources"] = {"limits": {"nvidia.com/gpu": "8"}}

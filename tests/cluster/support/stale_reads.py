@@ -82,11 +82,11 @@ def _frontend() -> list[dict[str, Any]]:
 
 
 def _multinode() -> list[dict[str, Any]]:
-    return [component("prefill", "prefill", multinode=True)]
+    return [component("prefill", "prefill", nodes=2)]
 
 
 def _grove() -> list[dict[str, Any]]:
-    return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
+    return [component("frontend", "frontend"), component("decode", "decode", nodes=2)]
 
 
 def _labelled(obj: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:

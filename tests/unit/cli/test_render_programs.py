@@ -7,7 +7,7 @@ import json
 import yaml
 
 from syncagent.cli.main import main
-from tests.unit.support.graphs import frontend, worker
+from tests.support.graphs import frontend, worker
 
 
 def _write(tmp_path, annotations=None, components=None) -> str:

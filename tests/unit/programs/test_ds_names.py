@@ -6,8 +6,7 @@ import pytest
 
 from syncagent.programs.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
-from tests.support.graphs import typed_components
-from tests.unit.support.graphs import frontend, worker
+from tests.support.graphs import frontend, typed_components, worker
 
 
 @pytest.mark.parametrize(

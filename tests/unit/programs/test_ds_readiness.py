@@ -10,7 +10,7 @@ from syncagent.programs.disaggregatedset.ds_readiness import (
     ds_readiness,
     targets,
 )
-from tests.unit.support.graphs import child, ds_object
+from tests.unit.support.disaggregatedset import child, ds_object
 
 ROLES = [SelectedRole("decode", "decode"), SelectedRole("prefill", "prefill")]
 F = "ffffffffffffffff"

@@ -16,8 +16,9 @@ from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH
-from tests.support.graphs import typed_components
-from tests.unit.support.graphs import child, ds_object, graph, worker
+from tests.support.graphs import served_graph as graph
+from tests.support.graphs import typed_components, worker
+from tests.unit.support.disaggregatedset import child, ds_object
 
 SEQ = {"type": "Sequential", "order": ["prefill", "decode"]}
 

@@ -10,8 +10,8 @@ from syncagent.render.disaggregatedset import (
     template_hash,
     with_template_hash,
 )
-from tests.support.graphs import typed
-from tests.unit.support.graphs import graph, worker
+from tests.support.graphs import served_graph as graph
+from tests.support.graphs import typed, worker
 
 ENV = Environment()
 

@@ -17,8 +17,8 @@ from syncagent.render.grove import (
     render_pod_clique_set,
 )
 from syncagent.render.grove_startup import live_fixed
-from tests.support.graphs import typed, typed_components
-from tests.unit.support.graphs import frontend, graph, worker
+from tests.support.graphs import frontend, typed, typed_components, worker
+from tests.support.graphs import served_graph as graph
 
 ENV = Environment()
 

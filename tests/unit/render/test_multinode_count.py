@@ -14,8 +14,8 @@ from syncagent.programs import routing
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from syncagent.render.grove import clique_names, render_pod_clique_set
-from tests.support.graphs import typed, typed_components
-from tests.unit.support.graphs import frontend, graph, worker
+from tests.support.graphs import frontend, typed, typed_components, worker
+from tests.support.graphs import served_graph as graph
 
 ENV = Environment()
 

@@ -27,8 +27,8 @@ from syncagent.render import (
 )
 from syncagent.render.disaggregatedset import render_disaggregated_set, render_ds_graph
 from syncagent.render.grove import render_grove_graph, render_pod_clique_set
-from tests.support.graphs import typed
-from tests.unit.support.graphs import frontend, graph, worker
+from tests.support.graphs import frontend, typed, worker
+from tests.support.graphs import served_graph as graph
 from tests.unit.support.multinode import LEGACY, ORIGIN
 
 ENV = Environment()
