@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from syncagent.api import expansion
 from syncagent.api.load import LoadError, load_documents
 from tests.support import figures
-from tests.unit.cli.test_fuzz_bad_input import BINARY, run_cli
+from tests.support.cli import BINARY, run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agg.yaml"
 TABLE = "alias-bomb fuzz (unit tier)"

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from syncagent.cli.commands import crds
-from tests.unit.cli.test_fuzz_bad_input import run_cli
+from tests.support.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[3]
 AGG = yaml.safe_load((REPO / "examples" / "agg.yaml").read_text())

@@ -14,13 +14,9 @@ traceback. The CLI runs in-process for speed; a few graphs run through the insta
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,7 +25,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from syncagent.cli.main import main
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities, routing, status
 from syncagent.programs.context import GraphContext, build_status
@@ -37,6 +32,7 @@ from syncagent.programs.graph import run_graph
 from syncagent.programs.view import DictStore
 from tests.support import figures
 from tests.support.badgraphs import BadGraph, bad_graphs
+from tests.support.cli import BINARY, run_cli
 
 GRAPHS = 500
 TABLE = "bad-input fuzz (unit tier, in-process)"
@@ -46,26 +42,6 @@ FUZZ = settings(
     database=None,  # no .hypothesis/ folder in the checkout; every run draws afresh
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-@contextlib.contextmanager
-def _stdin(text: str) -> Iterator[None]:
-    saved = sys.stdin
-    sys.stdin = io.StringIO(text)
-    try:
-        yield
-    finally:
-        sys.stdin = saved
-
-
-def run_cli(argv: list[str], text: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with _stdin(text), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exit_:  # argparse's usage errors; the console script does the same
-            code = int(exit_.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 def as_text(doc: dict[str, Any]) -> str:
@@ -100,7 +76,6 @@ def check_cli_outcome(command: str, code: int, out: str, err: str, bad: BadGraph
 
 # What `render` assumes offline, Grove switched off: the agent's Component pathway.
 CAPS = capabilities.offline({"grove": capabilities.Setting.FALSE}, declared=PROGRAMS.capabilities())
-BINARY = Path(sys.executable).with_name("syncagent")  # the console script pip installed
 
 
 def agent_context(doc: dict[str, Any]) -> GraphContext:

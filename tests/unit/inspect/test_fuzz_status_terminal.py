@@ -26,7 +26,7 @@ from rich.console import Console
 from syncagent.cli.commands.status import View
 from syncagent.inspect import terminaltext
 from tests.support import figures
-from tests.unit.inspect.test_status_tree import NOW, _cond, _obj
+from tests.unit.support.statustree import NOW, conditions, live_object
 
 TABLE = "status terminal-text fuzz (unit tier)"
 FUZZ = settings(
@@ -72,20 +72,20 @@ def unsafe(text: str) -> list[str]:
 
 
 def objects(s: dict[str, str]) -> list[dict[str, Any]]:
-    graph = _obj(
+    graph = live_object(
         "DynamoGraphDeployment",
         "g",
         status={
             "routing": {"pathway": s["pathway"]},
-            **_cond("Ready", "False", s["reason"], s["message"]),
+            **conditions("Ready", "False", s["reason"], s["message"]),
         },
     )
     graph["metadata"]["managedFields"] = [{"manager": s["manager"], "operation": s["operation"]}]
-    dcd = _obj(
+    dcd = live_object(
         "DynamoComponentDeployment",
         s["name"],
         owner=graph,
-        status=_cond("Available", "False", s["reason"], s["message"]),
+        status=conditions("Available", "False", s["reason"], s["message"]),
     )
     event = {
         "kind": "Event",

@@ -2,35 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from syncagent.inspect import readiness, statusjson
 from syncagent.inspect.statustree import build, pod_template_labels
+from tests.unit.support.statustree import NOW, conditions, live_object
 
-NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)
-
-
-def _obj(kind: str, name: str, *, owner: dict | None = None, **rest: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"uid-{kind}-{name}"}
-    meta["generation"] = 1
-    meta["managedFields"] = [{"manager": f"m-{name}", "operation": "Apply"}]
-    if owner is not None:
-        meta["ownerReferences"] = [
-            {
-                "apiVersion": owner["apiVersion"],
-                "kind": owner["kind"],
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-                "controller": True,
-            }
-        ]
-    return {"apiVersion": "v1", "kind": kind, "metadata": meta, **rest}
-
-
-def _cond(type_: str, status: str, reason: str = "R", message: str = "") -> dict[str, Any]:
-    return {"conditions": [{"type": type_, "status": status, "reason": reason, "message": message}]}
 
 
 def _template(**labels: str) -> dict[str, Any]:
@@ -40,28 +19,32 @@ def _template(**labels: str) -> dict[str, Any]:
 def _cutover() -> tuple[dict, list[dict]]:
     """A graph mid-cutover: the old DCD Deployment and the new DisaggregatedSet both exist;
     the Service selects the new one's pods."""
-    graph = _obj(
+    graph = live_object(
         "DynamoGraphDeployment",
         "g",
         status={
             "routing": {"pathway": "disaggregatedSet"},
-            **_cond("Ready", "False", "migrating", "waiting for DisaggregatedSet/g"),
+            **conditions("Ready", "False", "migrating", "waiting for DisaggregatedSet/g"),
         },
     )
     graph["status"]["conditions"].append(
         {"type": "WorkloadPathway", "status": "True", "reason": "disaggregatedSet", "message": "m"}
     )
-    dcd = _obj("DynamoComponentDeployment", "g-w", owner=graph, status=_cond("Available", "True"))
-    old = _obj(
+    dcd = live_object(
+        "DynamoComponentDeployment", "g-w", owner=graph, status=conditions("Available", "True")
+    )
+    old = live_object(
         "Deployment",
         "g-w",
         owner=dcd,
         spec={"replicas": 2, **_template(app="w", gen="old")},
         status={"observedGeneration": 1, "readyReplicas": 2, "updatedReplicas": 2},
     )
-    rs = _obj("ReplicaSet", "g-w-1", owner=old)
-    pod = _obj("Pod", "g-w-1-a", owner=rs, status={"phase": "Running", **_cond("Ready", "True")})
-    ds = _obj(
+    rs = live_object("ReplicaSet", "g-w-1", owner=old)
+    pod = live_object(
+        "Pod", "g-w-1-a", owner=rs, status={"phase": "Running", **conditions("Ready", "True")}
+    )
+    ds = live_object(
         "DisaggregatedSet",
         "g",
         owner=graph,
@@ -80,9 +63,9 @@ def _cutover() -> tuple[dict, list[dict]]:
                 }
             ]
         },
-        status=_cond("Ready", "False", "RolesNotReady", "role w: 0/1"),
+        status=conditions("Ready", "False", "RolesNotReady", "role w: 0/1"),
     )
-    svc = _obj("Service", "g-w", owner=graph, spec={"selector": {"app": "w", "gen": "new"}})
+    svc = live_object("Service", "g-w", owner=graph, spec={"selector": {"app": "w", "gen": "new"}})
     return graph, [dcd, old, rs, pod, ds, svc]
 
 
@@ -173,8 +156,8 @@ def test_not_ready_nodes_carry_the_reason_and_recent_events() -> None:
 
 def test_objects_of_other_graphs_stay_out() -> None:
     graph, objects = _cutover()
-    other = _obj("DynamoGraphDeployment", "other")
-    stray = _obj("Deployment", "x", owner=other, spec={"replicas": 1})
+    other = live_object("DynamoGraphDeployment", "other")
+    stray = live_object("Deployment", "x", owner=other, spec={"replicas": 1})
     refs = {n.ref for n in build(graph, [*objects, other, stray], now=NOW, window=WINDOW).walk()}
     assert "Deployment/x" not in refs
     assert "DynamoGraphDeployment/other" not in refs
@@ -193,7 +176,7 @@ def test_a_controller_loop_ends_the_branch() -> None:
 
 
 def test_readiness_rules() -> None:
-    deployment = _obj(
+    deployment = live_object(
         "Deployment",
         "d",
         spec={"replicas": 2},
@@ -211,7 +194,7 @@ def test_readiness_rules() -> None:
     assert readiness.of(deployment)[2] == "ProgressDeadlineExceeded: too slow"
     deployment["metadata"]["generation"] = 2
     assert readiness.of(deployment)[2].startswith("its controller has not observed")
-    pod = _obj(
+    pod = live_object(
         "Pod",
         "p",
         status={
@@ -222,8 +205,8 @@ def test_readiness_rules() -> None:
         },
     )
     assert readiness.of(pod) == (False, "Pending", "ImagePullBackOff: no image")
-    assert readiness.of(_obj("LeaderWorkerSet", "l")) == (None, "no status reported yet", "")
-    lws = _obj("LeaderWorkerSet", "l", status=_cond("Available", "True"))
+    assert readiness.of(live_object("LeaderWorkerSet", "l")) == (None, "no status reported yet", "")
+    lws = live_object("LeaderWorkerSet", "l", status=conditions("Available", "True"))
     assert readiness.of(lws) == (True, "Available", "")
     lws["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert readiness.of(lws)[0] is False
