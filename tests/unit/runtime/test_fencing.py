@@ -25,20 +25,13 @@ from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import WorkQueue
 from syncagent.runtime.retry import RetryPolicy, RetryTransport
 from syncagent.runtime.workers import run_workers
+from tests.support.clock import HandClock
 from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
 
 LEASE = LeaseConfig(namespace="ns", name="agent", identity="me")
 CM = "/api/v1/namespaces/ns/configmaps/c"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.mark.parametrize(
@@ -62,7 +55,7 @@ def test_which_requests_need_leadership(method, path, needs):
 
 
 def test_the_fence_is_closed_until_leading_then_open_until_the_deadline():
-    clock, ended = Clock(), []
+    clock, ended = HandClock(), []
     fence = Fence(lease=str(LEASE), exempt=LEASE.paths(), clock=clock)
     with pytest.raises(NotLeader, match=r"^Lease/ns/agent: PATCH .*/c not sent: this agent does"):
         fence.check("PATCH", CM)
@@ -155,7 +148,7 @@ def fenced_client(server: Server, fence: Fence, **retry: object) -> httpx2.Async
 
 
 async def test_a_refused_write_is_never_sent_and_leases_and_reads_still_are():
-    clock = Clock()
+    clock = HandClock()
     fence = Fence(lease=str(LEASE), exempt=LEASE.paths(), clock=clock)
     with serving() as server:
         async with fenced_client(server, fence) as http:
@@ -172,7 +165,7 @@ async def test_a_refused_write_is_never_sent_and_leases_and_reads_still_are():
 async def test_a_retry_is_checked_at_its_own_send():
     # The PUT is answered 503 and retried; its deadline passes during the backoff: the retry
     # is refused at its send, not re-sent.
-    clock = Clock()
+    clock = HandClock()
     fence = Fence(lease=str(LEASE), clock=clock)
     fence.open_until(clock.now + 10, on_expiry=lambda: None)
 
@@ -191,7 +184,7 @@ async def test_a_retry_is_checked_at_its_own_send():
 async def test_the_check_comes_after_anything_else_that_runs_before_the_send():
     # A stall right before the headers go out (another trace callback, a GC pause there): the
     # fence still looks at the clock after it.
-    clock = Clock()
+    clock = HandClock()
     fence = Fence(lease=str(LEASE), clock=clock)
     fence.open_until(clock.now + 10, on_expiry=lambda: None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from syncagent.runtime.cache import Change, ChangeType
 from syncagent.runtime.latency import ChangeLatency, last_write
 from syncagent.runtime.metrics import Metrics
+from tests.support.clock import HandClock
 
 
 def graph(generation: int) -> dict:
@@ -15,15 +16,8 @@ def change(kind: ChangeType, generation: int) -> Change:
     return Change(kind, "ns", "g", None, graph(generation))
 
 
-class Clock:
-    now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_the_clock_runs_from_a_new_generation_to_its_first_status_write():
-    metrics, clock = Metrics(), Clock()
+    metrics, clock = Metrics(), HandClock()
     latency = ChangeLatency(metrics.graph_status_latency, clock=clock)
     latency.handle(change(ChangeType.ADDED, 1))
     clock.now = 100.5
@@ -36,7 +30,7 @@ def test_the_clock_runs_from_a_new_generation_to_its_first_status_write():
 
 
 def test_a_write_for_an_older_generation_does_not_stop_the_clock():
-    metrics, clock = Metrics(), Clock()
+    metrics, clock = Metrics(), HandClock()
     latency = ChangeLatency(metrics.graph_status_latency, clock=clock)
     latency.handle(change(ChangeType.MODIFIED, 3))
     latency.written("ns/g", 2)
@@ -47,7 +41,7 @@ def test_a_write_for_an_older_generation_does_not_stop_the_clock():
 
 def test_a_deleted_graph_is_forgotten():
     metrics = Metrics()
-    latency = ChangeLatency(metrics.graph_status_latency, clock=Clock())
+    latency = ChangeLatency(metrics.graph_status_latency, clock=HandClock())
     latency.handle(change(ChangeType.ADDED, 1))
     latency.handle(Change(ChangeType.DELETED, "ns", "g", graph(1), None))
     latency.written("ns/g", 1)
@@ -57,7 +51,7 @@ def test_a_deleted_graph_is_forgotten():
 def test_a_restart_does_not_time_a_converged_graph_from_its_first_listing():
     # A restarted agent lists every graph at a generation it has not seen; a converged one has
     # observed it already, writes no status, and its next change is timed from that change.
-    metrics, clock = Metrics(), Clock()
+    metrics, clock = Metrics(), HandClock()
     latency = ChangeLatency(metrics.graph_status_latency, clock=clock)
     converged = {**graph(3), "status": {"observedGeneration": 3}}
     latency.handle(Change(ChangeType.ADDED, "ns", "g", None, converged))
@@ -84,9 +78,9 @@ def test_the_last_write_is_the_newest_managed_fields_time():
 def test_the_watch_delay_is_timed_for_changes_not_for_the_first_listing():
     metrics = Metrics()
     delay = metrics.stages.watch_delay
-    wall = Clock()
+    wall = HandClock()
     wall.now = 1796403608.5  # 1.5 s after the write below
-    latency = ChangeLatency(metrics.graph_status_latency, delay=delay, wall=wall, clock=Clock())
+    latency = ChangeLatency(metrics.graph_status_latency, delay=delay, wall=wall, clock=HandClock())
     listed = written_at(1, "2026-12-04T17:00:00Z")
     latency.handle(Change(ChangeType.ADDED, "ns", "g", None, listed))
     assert delay.count() == 0  # written long before the agent started: no watch delay

@@ -7,19 +7,13 @@ import pytest
 from syncagent.runtime import stages
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.queue import WorkQueue
+from tests.support.clock import HandClock
 
 pytestmark = pytest.mark.anyio
 
 
-class Clock:
-    now = 10.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_render_is_the_reconcile_without_a_request_in_flight():
-    metrics, clock = Metrics(), Clock()
+    metrics, clock = Metrics(), HandClock(10.0)
     histogram = metrics.stages.reconcile
     reconcile = stages.ReconcileClock("dgd", histogram, clock=clock)
     clock.now = 10.5

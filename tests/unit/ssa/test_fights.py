@@ -7,22 +7,15 @@ import pytest
 
 from syncagent.ssa import Conflict
 from syncagent.ssa.fights import FightDetector, FightPolicy, Verdict, format_duration
+from tests.support.clock import HandClock
 
 SUBJECT = "Deployment/demo/g-decode"
 OURS = "syncagent/workloads"
 REPLICAS = Conflict(".spec.replicas", "hpa-like")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _detector(**policy: float) -> tuple[FightDetector, Clock]:
-    clock = Clock()
+def _detector(**policy: float) -> tuple[FightDetector, HandClock]:
+    clock = HandClock(1000.0)
     return FightDetector(FightPolicy(**policy), clock=clock), clock
 
 
