@@ -16,8 +16,8 @@ import pytest
 from lightkube import Client
 
 from tests.e2e.support.observe import SERVICE_NAME_LABEL, EndpointRecorder
+from tests.support.fakeapi import offline_config
 from tests.support.kube import Kube
-from tests.unit.support.clientconfig import offline_config
 
 NS, SERVICE = "ns", "svc"
 SLICES = f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices"

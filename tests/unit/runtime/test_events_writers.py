@@ -13,25 +13,25 @@ import orjson
 import pytest
 from lightkube import AsyncClient
 
-from syncagent.rest.transport import http_client
 from syncagent.runtime.events import NORMAL, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
+from tests.support.fakeapi import FakeApi
 from tests.support.polling import eventually_async
-from tests.unit.support.clientconfig import offline_config
 
 
-class Server:
+class Server(FakeApi):
     """Holds every Event create until ``together`` writes are in flight at once."""
 
     def __init__(self, together: int) -> None:
+        super().__init__()
         self.together = together
         self.in_flight = 0
-        self.requests: list[tuple[str, str]] = []
+        self.events: list[tuple[str, str]] = []
         self.released = anyio.Event()
 
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+    async def answer(self, request: httpx2.Request) -> httpx2.Response:
         body = orjson.loads(request.content)
-        self.requests.append((request.method, body.get("reason") or request.url.path))
+        self.events.append((request.method, body.get("reason") or request.url.path))
         if request.method == "POST":
             self.in_flight += 1
             if self.in_flight >= self.together:
@@ -45,8 +45,7 @@ def ref(name: str) -> ObjectRef:
 
 
 def recorder_on(server: Server, **options: Any) -> tuple[AsyncClient, EventRecorder]:
-    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
+    client = server.lightkube(namespace="ns", timeout=5.0)
     options.setdefault("metrics", Metrics())
     return client, EventRecorder(client, **options)
 
@@ -76,10 +75,10 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
             deadline=15,
             what="the repeat aggregated",
         )
-    posts = sorted(reason for method, reason in server.requests if method == "POST")
+    posts = sorted(reason for method, reason in server.events if method == "POST")
     assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
-    assert [method for method, _ in server.requests].count("PATCH") == 1
-    assert server.requests[-1][0] == "PATCH"  # the repeat, after its Event was created
+    assert [method for method, _ in server.events].count("PATCH") == 1
+    assert server.events[-1][0] == "PATCH"  # the repeat, after its Event was created
     await client.close()
 
 
@@ -92,10 +91,10 @@ async def test_events_wait_while_reconciles_wait_then_each_is_written():
         for name in ("g-a", "g-b"):
             recorder.record(ref("g"), type=NORMAL, reason="CreateX", message=f"Created {name}")
         await anyio.wait_all_tasks_blocked()
-        assert server.requests == []  # held while reconciles wait
+        assert server.events == []  # held while reconciles wait
         waiting[0] = False
-        await eventually_async(lambda: len(server.requests) == 2, deadline=15, what="both Events")
-    assert server.requests == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
+        await eventually_async(lambda: len(server.events) == 2, deadline=15, what="both Events")
+    assert server.events == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
     await client.close()
 
 
@@ -106,9 +105,9 @@ async def test_an_event_waits_for_busy_reconciles_only_so_long():
     async with running(recorder):
         recorder.record(ref("g"), type=NORMAL, reason="A", message="m")
         await anyio.wait_all_tasks_blocked()
-        assert server.requests == []
-        await eventually_async(lambda: server.requests, deadline=15, what="the Event")
-    assert server.requests == [("POST", "A")]
+        assert server.events == []
+        await eventually_async(lambda: server.events, deadline=15, what="the Event")
+    assert server.events == [("POST", "A")]
     await client.close()
 
 
@@ -119,11 +118,11 @@ async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
     async with running(recorder):
         recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
         await anyio.wait_all_tasks_blocked()
-        assert server.requests == []
+        assert server.events == []
         recorder.record(ref("b"), type=NORMAL, reason="B", message="m")  # half full
-        await eventually_async(lambda: server.requests, deadline=15, what="an Event")
+        await eventually_async(lambda: server.events, deadline=15, what="an Event")
         await anyio.wait_all_tasks_blocked()
-    assert server.requests == [("POST", "A")]  # the oldest; B waits again
+    assert server.events == [("POST", "A")]  # the oldest; B waits again
     await client.close()
 
 
@@ -133,10 +132,10 @@ async def test_a_flush_at_shutdown_takes_what_waits_for_a_writer():
     client, recorder = recorder_on(server, writers=1)
     async with running(recorder):
         recorder.record(ref("a"), type=NORMAL, reason="A", message="m")
-        await eventually_async(lambda: server.requests, deadline=15, what="A in flight")
+        await eventually_async(lambda: server.events, deadline=15, what="A in flight")
         recorder.record(ref("b"), type=NORMAL, reason="B", message="m")
         await anyio.wait_all_tasks_blocked()  # the recorder waits for its one writer
         await recorder.flush()
         await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
-    assert sorted(reason for _, reason in server.requests) == ["A", "B"]
+    assert sorted(reason for _, reason in server.events) == ["A", "B"]
     await client.close()

@@ -16,20 +16,19 @@ from syncagent.rest.transport import http_client
 from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
-from tests.unit.support.clientconfig import BASE, offline_config
+from tests.support.fakeapi import BASE, FakeApi, offline_config
 
 PATH = "/api/v1/namespaces/ns/configmaps"
 
 
-class Server:
+class Server(FakeApi):
     """Answers each request with the next planned reply (a status, or an exception to raise)."""
 
     def __init__(self, *replies: int | tuple[int, dict[str, str]] | type[Exception]) -> None:
+        super().__init__()
         self.replies = list(replies)
-        self.seen: list[str] = []
 
-    def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.seen.append(request.method)
+    def answer(self, request: httpx2.Request) -> httpx2.Response:
         reply = self.replies.pop(0) if self.replies else 200
         if isinstance(reply, type):
             raise reply("injected", request=request)
@@ -52,7 +51,7 @@ class Sleeps:
 
 def client_for(server: Server, *, policy: RetryPolicy | None = None, metrics=None, sleeps=None):
     transport = RetryTransport(
-        httpx2.MockTransport(server.handle),
+        server.transport(),
         policy=policy,
         metrics=metrics,
         sleep=sleeps or Sleeps(),
@@ -66,7 +65,7 @@ async def test_429_is_retried_after_retry_after_for_any_verb():
     async with client_for(server, sleeps=sleeps, metrics=metrics) as http:
         response = await http.post(PATH, json=cm_json())
     assert response.status_code == 200
-    assert server.seen == ["POST", "POST"]
+    assert server.methods == ["POST", "POST"]
     assert sleeps.delays == [2.0]
     assert "syncagent_api_retries_total" in metrics.render()
     assert 'reason="429",verb="create"' in metrics.render()
@@ -80,7 +79,7 @@ async def test_server_errors_are_retried_for_reads_and_applies(status):
         assert (await http.get(f"{PATH}/c")).status_code == 200
         apply = {"Content-Type": APPLY_PATCH}
         assert (await http.patch(f"{PATH}/c", content=b"{}", headers=apply)).status_code == 200
-    assert server.seen == ["GET", "GET", "PATCH", "PATCH"]
+    assert server.methods == ["GET", "GET", "PATCH", "PATCH"]
 
 
 @pytest.mark.anyio
@@ -91,19 +90,18 @@ async def test_an_apply_the_schema_refuses_is_not_retried():
         "failed to create typed patch object (ns/g; nvidia.com/v1beta1, "
         "Kind=DynamoGraphDeployment): .status.routing: field not declared in schema"
     )
-    seen: list[str] = []
 
     def handle(request: httpx2.Request) -> httpx2.Response:
-        seen.append(request.method)
         return httpx2.Response(500, json={"kind": "Status", "code": 500, "message": message})
 
-    transport = RetryTransport(httpx2.MockTransport(handle), sleep=Sleeps())
+    api = FakeApi(handle)
+    transport = RetryTransport(api.transport(), sleep=Sleeps())
     async with httpx2.AsyncClient(base_url=BASE, transport=transport) as http:
         apply = {"Content-Type": APPLY_PATCH}
         response = await http.patch(f"{PATH}/c", content=b"{}", headers=apply)
     assert response.status_code == 500
     assert response.json()["message"] == message
-    assert seen == ["PATCH"]
+    assert api.methods == ["PATCH"]
 
 
 @pytest.mark.anyio
@@ -114,7 +112,7 @@ async def test_server_errors_are_not_retried_for_a_create_or_a_merge_patch():
         merge = {"Content-Type": "application/merge-patch+json"}
         response = await http.patch(f"{PATH}/c", content=b"{}", headers=merge)
         assert response.status_code == 500
-    assert server.seen == ["POST", "PATCH"]
+    assert server.methods == ["POST", "PATCH"]
 
 
 @pytest.mark.anyio
@@ -122,7 +120,7 @@ async def test_a_refused_connection_is_retried_even_for_a_create():
     server = Server(httpx2.ConnectError)
     async with client_for(server) as http:
         assert (await http.post(PATH, json=cm_json())).status_code == 200
-    assert server.seen == ["POST", "POST"]
+    assert server.methods == ["POST", "POST"]
 
 
 @pytest.mark.anyio
@@ -132,7 +130,7 @@ async def test_a_reset_after_sending_is_retried_only_when_repeatable():
         assert (await http.delete(f"{PATH}/c")).status_code == 200
         with pytest.raises(httpx2.ReadError):
             await http.post(PATH, json=cm_json())
-    assert server.seen == ["DELETE", "DELETE", "POST"]
+    assert server.methods == ["DELETE", "DELETE", "POST"]
 
 
 @pytest.mark.anyio
@@ -140,7 +138,7 @@ async def test_attempts_are_bounded_and_the_last_answer_returned():
     server, metrics = Server(*[503] * 10), Metrics()
     async with client_for(server, policy=RetryPolicy(attempts=3), metrics=metrics) as http:
         assert (await http.get(f"{PATH}/c")).status_code == 503
-    assert server.seen == ["GET"] * 3
+    assert server.methods == ["GET"] * 3
     assert 'syncagent_api_retries_total{reason="503",verb="get"} 2.0' in metrics.render()
 
 
@@ -155,7 +153,7 @@ async def test_total_time_is_bounded():
 
     server = Server(*[(429, {"Retry-After": "4"})] * 10)
     transport = RetryTransport(
-        httpx2.MockTransport(server.handle),
+        server.transport(),
         policy=RetryPolicy(attempts=10, total=10.0),
         clock=lambda: now[0],
         sleep=sleep,
@@ -171,7 +169,7 @@ async def test_a_retry_after_beyond_the_cap_is_left_to_the_caller():
     server = Server((429, {"Retry-After": "60"}))
     async with client_for(server, policy=RetryPolicy(max_retry_after=10)) as http:
         assert (await http.get(f"{PATH}/c")).status_code == 429
-    assert server.seen == ["GET"]
+    assert server.methods == ["GET"]
 
 
 @pytest.mark.anyio
@@ -182,7 +180,7 @@ async def test_a_watch_is_retried_before_its_stream_starts():
         http.stream("GET", PATH, params={"watch": "true"}) as response,
     ):
         assert response.status_code == 200
-    assert server.seen == ["GET"] * 3
+    assert server.methods == ["GET"] * 3
 
 
 @pytest.mark.anyio
@@ -194,10 +192,10 @@ async def test_the_lightkube_client_retries_through_the_installed_transport():
     metrics = Metrics()
     install(http, metrics=metrics)
     server = Server((429, {"Retry-After": "0"}), 503)
-    http._transport.inner = httpx2.MockTransport(server.handle)
+    http._transport.inner = server.transport()
     got = await client.get(ConfigMap, "c", namespace="ns")
     assert got.metadata.name == "c"
-    assert server.seen == ["GET"] * 3
+    assert server.methods == ["GET"] * 3
     assert 'reason="429"' in metrics.render()
     assert 'reason="503"' in metrics.render()
     await client.close()
@@ -205,16 +203,14 @@ async def test_the_lightkube_client_retries_through_the_installed_transport():
 
 @pytest.mark.anyio
 async def test_a_write_the_fence_refused_is_not_retried():
-    sent: list[str] = []
-
     def refuse(request: httpx2.Request) -> httpx2.Response:
-        sent.append(request.method)
         raise NotLeader("Lease/ns/agent: PUT not sent")
 
     sleeps = Sleeps()
-    transport = RetryTransport(httpx2.MockTransport(refuse), sleep=sleeps)
+    api = FakeApi(refuse)
+    transport = RetryTransport(api.transport(), sleep=sleeps)
     async with httpx2.AsyncClient(base_url=BASE, transport=transport) as http:
         with pytest.raises(NotLeader):
             await http.put(f"{PATH}/c", json=cm_json())
-    assert sent == ["PUT"]
+    assert api.methods == ["PUT"]
     assert sleeps.delays == []

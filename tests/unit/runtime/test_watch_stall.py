@@ -9,13 +9,11 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from lightkube import AsyncClient
 
 from syncagent.kube.kinds import CONFIG_MAP
-from syncagent.rest.transport import http_client
 from syncagent.runtime.watch import Informer, WatchTarget
+from tests.support.fakeapi import FakeApi
 from tests.support.polling import eventually_async
-from tests.unit.support.clientconfig import offline_config
 
 
 def config_map(name: str, rv: str) -> dict:
@@ -26,13 +24,14 @@ def config_map(name: str, rv: str) -> dict:
     }
 
 
-class Server:
+class Server(FakeApi):
     """Lists one object; the second watch sends one event, every other one never answers."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.watches = 0
 
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+    async def answer(self, request: httpx2.Request) -> httpx2.Response:
         if request.url.params.get("watch") != "true":
             body = {
                 "kind": "ConfigMapList",
@@ -49,10 +48,8 @@ class Server:
 
 @pytest.mark.anyio
 async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout():
-    config = offline_config()
-    client = AsyncClient(config, namespace="ns", timeout=httpx2.Timeout(0.5))
     server = Server()
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
+    client = server.lightkube(namespace="ns", timeout=0.5)
     informer = Informer(client, WatchTarget(CONFIG_MAP, namespace="ns"), watch_timeout=60)
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:

@@ -2,6 +2,7 @@ import httpx2
 import pytest
 
 from syncagent.ssa.counter import RequestCounter, classify
+from tests.support.fakeapi import FakeApi
 
 BASE = "https://k8s.test"
 
@@ -47,10 +48,7 @@ def test_classify(method, path, headers, verb, dry_run):
 
 @pytest.mark.anyio
 async def test_attached_counter_counts_every_request():
-    def handler(request):
-        return httpx2.Response(200, json={})
-
-    http = httpx2.AsyncClient(base_url=BASE, transport=httpx2.MockTransport(handler))
+    http = FakeApi(lambda request: httpx2.Response(200, json={})).http(base_url=BASE)
     counter = RequestCounter().attach(http)
     counter.attach(http)  # idempotent
     await http.get("/api/v1/namespaces/ns/configmaps/a")

@@ -14,6 +14,7 @@ import pytest
 
 from syncagent.ssa import ABSENT, ApplyOptions, ConflictError, Engine, PreconditionError
 from syncagent.ssa.certain import CREATE_ONLY
+from tests.support.fakeapi import FakeApi
 
 BASE = "https://k8s.test"
 PATH = "/api/v1/namespaces/ns/configmaps/"
@@ -34,15 +35,16 @@ CONFLICT = {
 }
 
 
-class FakeServer:
+class FakeServer(FakeApi):
     def __init__(self):
+        super().__init__()
         self.objects: dict[str, dict] = {}
         self.rv = 100
         self.log: list[tuple[str, str, dict]] = []
         self.bodies: list[dict | None] = []
         self.conflict_unless_forced = False
 
-    def handle(self, request: httpx2.Request) -> httpx2.Response:
+    def answer(self, request: httpx2.Request) -> httpx2.Response:
         params = dict(request.url.params)
         name = request.url.path.rsplit("/", 1)[-1]
         self.log.append((request.method, name, params))
@@ -119,8 +121,7 @@ def server():
 
 @pytest.fixture
 def engine(server):
-    http = httpx2.AsyncClient(base_url=BASE, transport=httpx2.MockTransport(server.handle))
-    return Engine(http)
+    return Engine(server.http(base_url=BASE))
 
 
 @pytest.mark.anyio

@@ -20,6 +20,7 @@ from syncagent.ssa import ApplyOptions, Engine, NotFoundError, NotServedError
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.errors import resource_not_served
 from syncagent.ssa.resources import builtin
+from tests.support.fakeapi import FakeApi
 
 pytestmark = pytest.mark.anyio
 
@@ -65,23 +66,24 @@ def test_a_missing_resource_or_group_is_a_missing_kind():
     assert not resource_not_served(403, RESOURCE_MISSING)
 
 
-class Server:
+class Server(FakeApi):
     """Serves the DS group's discovery; answers every other request with ``answer``."""
 
     def __init__(self, answer: httpx2.Response) -> None:
-        self.answer = answer
+        super().__init__()
+        self.reply = answer
         self.discoveries = 0
 
-    def handle(self, request: httpx2.Request) -> httpx2.Response:
+    def answer(self, request: httpx2.Request) -> httpx2.Response:
         if request.url.path == GV:
             self.discoveries += 1
             return httpx2.Response(200, json=SERVED)
-        return self.answer
+        return self.reply
 
 
 def _api(answer: httpx2.Response) -> tuple[KubeApi, Server, list[str]]:
     server = Server(answer)
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(server.handle), base_url="http://x")
+    http = server.http(base_url="http://x")
     told: list[str] = []
     return KubeApi(http, on_not_served=lambda ref: told.append(ref.subject)), server, told
 
@@ -127,7 +129,7 @@ async def test_no_matches_for_kind_on_a_write_tells_a_lookup_does_not():
 
 async def test_the_engine_tells_of_an_apply_whose_kind_is_not_served():
     server = Server(httpx2.Response(200, json={}))
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(server.handle), base_url="http://x")
+    http = server.http(base_url="http://x")
     told: list[str] = []
     engine = Engine(http, on_not_served=lambda ref: told.append(ref.subject))
     desired = {
