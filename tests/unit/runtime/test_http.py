@@ -4,7 +4,7 @@ import pytest
 from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import Metrics
-from tests.unit.support.rawhttp import fetch, get
+from tests.support.rawhttp import fetch, get
 
 pytestmark = pytest.mark.anyio
 

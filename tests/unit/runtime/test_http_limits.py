@@ -19,7 +19,7 @@ from syncagent.runtime import http
 from syncagent.runtime.health import Health
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually, eventually_async
-from tests.unit.support.rawhttp import fetch, get
+from tests.support.rawhttp import fetch, get
 
 pytestmark = pytest.mark.anyio
 
