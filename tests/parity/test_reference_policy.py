@@ -24,8 +24,7 @@ from lightkube.resources.core_v1 import Namespace
 
 from syncagent.devcluster import ControlPlane
 from tests.cluster.support.graph_policy import refusal
-from tests.parity.support.reference import graph_files, in_namespace, relative_id
-from tests.parity.test_reference_graphs import graph_text
+from tests.parity.support.reference import graph_files, graph_text, in_namespace, relative_id
 from tests.support.helm import Helm
 from tests.support.kube import Kube
 from tests.support.polling import eventually

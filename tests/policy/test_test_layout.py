@@ -1,14 +1,17 @@
 """The unit tests mirror the code: ``tests/unit/<package>/`` holds the tests of
-``syncagent/<package>/``."""
+``syncagent/<package>/``, and a test module is never imported by another (what tests share lives
+in a ``support`` package, where moving a test cannot break an import)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "tests" / "unit"
 # Beside the product's packages: tests of the test support itself, of packaging/, and support.
 NOT_PACKAGES = {"harness", "packaging", "support", "__pycache__"}
+IMPORTS_A_TEST = re.compile(r"^\s*(from|import)\s+tests(\.\w+)*\.test_\w+", re.M)
 
 
 def _packages() -> set[str]:
@@ -29,4 +32,16 @@ def test_every_unit_folder_names_a_package_of_the_product():
     assert strays == [], (
         f"tests/unit/{strays[0]}/: no syncagent/{strays[0]}/ to mirror; name the folder after "
         "the package its tests cover"
+    )
+
+
+def test_no_test_module_imports_another():
+    found = [
+        f"{path.relative_to(REPO)}: {match.group(0).strip()}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        for match in IMPORTS_A_TEST.finditer(path.read_text())
+    ]
+    assert found == [], (
+        f"{found[0]}: move what the tests share into a support module (tests/support/ or "
+        "tests/<tier>/support/)"
     )

@@ -155,6 +155,19 @@ class Outcome:
         )
 
 
+def bad(outcome: Outcome | str) -> str | None:
+    """Why a run fails R1, or None. A run whose crash point was not reached, or whose
+    recorder stopped listening or saw nothing, proved nothing: it fails too."""
+    if isinstance(outcome, str):
+        return outcome
+    problems = list(outcome.recorder_problems)
+    if outcome.crash_at is not None and not outcome.killed:
+        problems.append(f"crash point {outcome.crash_at} was never reached")
+    if outcome.violations or outcome.resync_writes != 0 or outcome.strays or problems:
+        return f"{outcome.describe()}; {problems}; first gaps: {outcome.violations[:2]}"
+    return None
+
+
 class Killer:
     """``on_write`` for the proxy: SIGKILL the agent once write ``k`` is answered by the server."""
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.chaos.support.migrations import Outcome, reconciled_versions
-from tests.chaos.test_crash_points import bad
+from tests.chaos.support.migrations import Outcome, bad, reconciled_versions
 
 
 def _clean(**kw: object) -> Outcome:
