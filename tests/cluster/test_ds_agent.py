@@ -14,7 +14,7 @@ from tests.cluster.support.dsgraph import ds_step
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE
-from tests.support.graphs import ENABLE_DS, component, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, component, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
     DGD,
@@ -92,7 +92,7 @@ def _happy_path(control_plane, kube: Kube, namespace, *, v010: bool) -> None:
         kube.edit_graph(
             namespace,
             "vllm-disagg",
-            lambda g: g["metadata"].setdefault("annotations", {}).update({"touch": "1"}),
+            annotate({"touch": "1"}),
         )
         eventually(
             lambda: _dgd_reconciles(agent) > before, deadline=DEADLINE, what="another reconcile"

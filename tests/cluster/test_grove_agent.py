@@ -9,7 +9,14 @@ from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
-from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, component, ds_components, ds_graph
+from tests.support.graphs import (
+    ENABLE_DS,
+    ENABLE_GROVE,
+    annotate,
+    component,
+    ds_components,
+    ds_graph,
+)
 from tests.support.kube import (
     DCD,
     DGD,
@@ -132,7 +139,7 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
         kube.edit_graph(
             namespace,
             "cg",
-            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_GROVE: "true"}),
+            annotate({ENABLE_GROVE: "true"}),
         )
         eventually(lambda: kube.get(PCS, namespace, "cg"), deadline=DEADLINE, what="the PCS")
         # the DCDs keep serving until the PCS is ready
@@ -166,11 +173,7 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, k
         kube.edit_graph(
             namespace,
             "gd",
-            lambda g: (
-                g["metadata"]
-                .setdefault("annotations", {})
-                .update({ENABLE_GROVE: "false", ENABLE_DS: "true"})
-            ),
+            annotate({ENABLE_GROVE: "false", ENABLE_DS: "true"}),
         )
         eventually(
             lambda: (

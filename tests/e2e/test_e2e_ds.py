@@ -25,7 +25,7 @@ from tests.e2e.support.observe import (
     wait_ready_endpoints,
 )
 from tests.support.agent import running_agent
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import DCD, DGD, DS, Kube, condition, controller, events_for, names
 from tests.support.polling import eventually
 
@@ -87,9 +87,7 @@ def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, kube
         wait_ready_endpoints(kube, namespace, f"{G}-frontend", 1)
         # converged: a forced reconcile on live controllers writes nothing
         writes, before = agent.scrape().writes(), _reconciles(agent)
-        kube.edit_graph(
-            namespace, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch="1")
-        )
+        kube.edit_graph(namespace, G, annotate({"touch": "1"}))
         eventually(lambda: _reconciles(agent) > before, deadline=DEADLINE, what="a reconcile")
         assert graph_ready(kube, namespace, G)
         assert agent.scrape().writes() == writes
@@ -224,7 +222,7 @@ def test_component_to_ds_cutover_hands_services_over_without_an_endpoint_gap(
             kube.edit_graph(
                 namespace,
                 G,
-                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+                annotate({ENABLE_DS: "true"}),
             )
             eventually(
                 lambda: (

@@ -16,7 +16,7 @@ import orjson
 
 from tests.e2e.support.observe import DEADLINE, graph_ready, wait_ready
 from tests.support.agent import running_agent
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import DCD, DGD, DS, controller, names
 from tests.support.polling import eventually
 from tests.support.signals import with_default_sigint
@@ -86,7 +86,7 @@ def test_status_follows_a_cutover(control_plane, kube, namespace) -> None:
             kube.edit_graph(
                 namespace,
                 G,
-                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+                annotate({ENABLE_DS: "true"}),
             )
             eventually(
                 lambda: (

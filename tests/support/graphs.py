@@ -4,6 +4,7 @@ hand them to the agent (no tests here)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from syncagent.api import Component, DynamoGraphDeployment
@@ -80,6 +81,15 @@ def served_graph(
         "annotations": dict(annotations or {}),
     }
     return _document(meta, {"components": copy.deepcopy(components), **spec})
+
+
+def annotate(pairs: dict[str, str]) -> Callable[[dict[str, Any]], None]:
+    """A change for ``Kube.edit_graph``: ``pairs`` added to the graph's annotations."""
+
+    def change(graph: dict[str, Any]) -> None:
+        graph["metadata"].setdefault("annotations", {}).update(pairs)
+
+    return change
 
 
 def example_graph(ns: str, name: str = "demo") -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
 from tests.support.agent import Agent, reconciled, running_agent
 from tests.support.apiproxy import ApiProxy, Write
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
     DGD,
@@ -280,9 +280,7 @@ def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:
     reconcile (a component's status waking the graph) may end first; counting that one would
     close the window before the touch's own reconcile and its writes. Versions are compared
     as numbers: etcd's revisions order the writes of this one test cluster."""
-    touched = kube.edit_graph(
-        ns, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch=str(n))
-    )
+    touched = kube.edit_graph(ns, G, annotate({"touch": str(n)}))
     version = int(touched["metadata"]["resourceVersion"])
     try:
         eventually(

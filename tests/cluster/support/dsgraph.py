@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
-from tests.support.graphs import ENABLE_DS
+from tests.support.graphs import ENABLE_DS, annotate
 from tests.support.kube import DS, Kube, ready_reason
 from tests.support.polling import eventually
 
@@ -55,9 +55,7 @@ def wait_fallen_back(kube: Kube, ns: str, graph: str, fake: FakeDsController, *,
 
 def enable_ds(kube: Kube, ns: str, graph: str) -> None:
     """Annotate ``graph`` to ask for the DisaggregatedSet pathway."""
-    kube.edit_graph(
-        ns, graph, lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"})
-    )
+    kube.edit_graph(ns, graph, annotate({ENABLE_DS: "true"}))
 
 
 def owner_uids(obj: dict[str, Any] | None) -> set[str]:
