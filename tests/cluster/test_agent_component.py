@@ -8,17 +8,13 @@ from typing import Any
 from tests.support.agent import running_agent
 from tests.support.fake_workloads import simulate_ready
 from tests.support.graphs import component, example_graph, graph
-from tests.support.kube import Kube, condition, events_for, ready_reason
+from tests.support.kube import Kube, condition, events_for, names, ready_reason
 from tests.support.kubectl import FieldWatch
 from tests.support.polling import eventually
 
 DEADLINE = 60.0
 DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
-
-
-def _names(kube: Kube, kind: str, ns: str) -> set[str]:
-    return {o["metadata"]["name"] for o in kube.list(kind, ns)}
 
 
 def _converged_ready(kube: Kube, ns: str, name: str) -> None:
@@ -51,26 +47,24 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(
-            lambda: (
-                _names(kube, DCD, namespace) == {"demo-frontend", "demo-decode", "demo-prefill"}
-            ),
+            lambda: names(kube, DCD, namespace) == {"demo-frontend", "demo-decode", "demo-prefill"},
             deadline=DEADLINE,
             what="three DCDs",
         )
         eventually(
-            lambda: _names(kube, "Deployment", namespace) == {"demo-frontend", "demo-decode"},
+            lambda: names(kube, "Deployment", namespace) == {"demo-frontend", "demo-decode"},
             deadline=DEADLINE,
             what="Deployments of the single-node components",
         )
         eventually(
-            lambda: _names(kube, "LeaderWorkerSet", namespace) == {"demo-prefill-0"},
+            lambda: names(kube, "LeaderWorkerSet", namespace) == {"demo-prefill-0"},
             deadline=DEADLINE,
             what="the LeaderWorkerSet of the multinode component",
         )
         eventually(
             lambda: (
                 {"demo-frontend", "demo-decode", "demo-prefill"}
-                <= _names(kube, "Service", namespace)
+                <= names(kube, "Service", namespace)
             ),
             deadline=DEADLINE,
             what="component Services",
@@ -85,7 +79,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
         assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
         service = kube.get("Service", namespace, "demo-prefill")
         assert service["spec"]["selector"]["role"] == "leader"
-        assert "demo-k8s-service-discovery" in _names(kube, "ServiceAccount", namespace)
+        assert "demo-k8s-service-discovery" in names(kube, "ServiceAccount", namespace)
 
         eventually(
             lambda: ready_reason(kube, namespace, "demo") == "some_resources_are_not_ready",
@@ -205,7 +199,7 @@ def test_graph_without_main_container_fails_validation_and_deletes_nothing(
     kube.create(graph(namespace, "good", [component("frontend", "frontend")]))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         eventually(
-            lambda: {"bad-frontend", "bad-decode", "good-frontend"} <= _names(kube, DCD, namespace),
+            lambda: {"bad-frontend", "bad-decode", "good-frontend"} <= names(kube, DCD, namespace),
             deadline=DEADLINE,
             what="DCDs of both graphs",
         )
@@ -313,14 +307,14 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(
             lambda: (
-                {"gone-prefill-0"} <= _names(kube, "LeaderWorkerSet", namespace)
-                and {"gone-decode", "stays-frontend"} <= _names(kube, "Deployment", namespace)
+                {"gone-prefill-0"} <= names(kube, "LeaderWorkerSet", namespace)
+                and {"gone-decode", "stays-frontend"} <= names(kube, "Deployment", namespace)
             ),
             deadline=DEADLINE,
             what="both graphs deployed",
         )
         survivors = {
-            kind: {n for n in _names(kube, kind, namespace) if not n.startswith("gone-")}
+            kind: {n for n in names(kube, kind, namespace) if not n.startswith("gone-")}
             for kind in (
                 DCD,
                 "Deployment",
@@ -345,7 +339,7 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
                     "Role",
                     "RoleBinding",
                 )
-                for n in _names(kube, kind, namespace)
+                for n in names(kube, kind, namespace)
                 if n.startswith("gone-")
             ]
 
@@ -363,7 +357,7 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
             ]
             raise AssertionError(f"{err}; left: {detail}") from None
         for kind, names in survivors.items():
-            assert names <= _names(kube, kind, namespace), kind
+            assert names <= names(kube, kind, namespace), kind
 
 
 def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, kube, namespace):

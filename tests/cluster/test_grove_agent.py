@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
@@ -16,6 +14,7 @@ from tests.support.graphs import (
     component,
     ds_components,
     ds_graph,
+    grove_components,
 )
 from tests.support.kube import (
     DCD,
@@ -31,10 +30,6 @@ from tests.support.kube import (
 from tests.support.polling import eventually
 
 
-def _grove_components() -> list[dict[str, Any]]:
-    return [component("frontend", "frontend"), component("decode", "decode", nodes=2)]
-
-
 def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):
     def step() -> None:
         if grove:
@@ -47,7 +42,7 @@ def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: b
 
 
 def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, kube, namespace):
-    kube.create(ds_graph(namespace, "gm", _grove_components()))
+    kube.create(ds_graph(namespace, "gm", grove_components()))
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
         eventually(
             lambda: ready_reason(kube, namespace, "gm") == "all_resources_are_ready",
@@ -114,7 +109,7 @@ def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, 
 def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
     control_plane, kube, namespace
 ):
-    kube.create(ds_graph(namespace, "cg", _grove_components()))
+    kube.create(ds_graph(namespace, "cg", grove_components()))
     with running_agent(control_plane.kubeconfig, namespace=namespace):  # grove=false
         eventually(
             lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",

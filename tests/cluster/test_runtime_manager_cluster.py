@@ -15,7 +15,7 @@ from syncagent.runtime.leader import LEASE, LeaseConfig, micro_time
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
-from tests.cluster.support.runtime import config_map, create
+from tests.cluster.support.runtime import config_map, create, lease
 from tests.support.polling import eventually_async
 from tests.support.rawhttp import fetch, get
 
@@ -114,10 +114,6 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
             await agent.done.wait()
     spec = (await lease(async_client, namespace))["spec"]
     assert not spec.get("holderIdentity")  # released on shutdown
-
-
-async def lease(client, namespace: str) -> dict:
-    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))
 
 
 async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_hands_over(

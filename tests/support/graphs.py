@@ -38,6 +38,10 @@ def component(
     return out
 
 
+def main_container(image: str = "img:1", **extra: Any) -> dict[str, Any]:
+    return {"name": "main", "image": image, **extra}
+
+
 def worker(name: str, ctype: str, *, nodes: int = 2, **extra: Any) -> dict[str, Any]:
     """A worker as the pathway tests start from: multinode, replicas left to the default."""
     return component(name, ctype, replicas=extra.pop("replicas", None), nodes=nodes, **extra)
@@ -112,6 +116,11 @@ def ds_components(**extra: Any) -> list[dict[str, Any]]:
         component("decode", "decode", nodes=2, **extra),
         component("prefill", "prefill", nodes=2, **extra),
     ]
+
+
+def grove_components() -> list[dict[str, Any]]:
+    """Frontend + multinode decode: a graph Grove serves (one PodCliqueSet)."""
+    return [component("frontend", "frontend"), component("decode", "decode", nodes=2)]
 
 
 def ds_graph(ns: str, name: str, components: list[dict[str, Any]], **annotations: str) -> dict:

@@ -61,3 +61,11 @@ def enable_ds(kube: Kube, ns: str, graph: str) -> None:
 def owner_uids(obj: dict[str, Any] | None) -> set[str]:
     """The UIDs of every owner reference of ``obj`` (none when it is absent)."""
     return {r["uid"] for r in ((obj or {}).get("metadata") or {}).get("ownerReferences") or ()}
+
+
+def add_scaling_adapter(graph: dict[str, Any]) -> None:
+    """A change for ``Kube.edit_graph``: prefill gets a scalingAdapter, so the graph is no longer
+    DisaggregatedSet-eligible (the fallback to Component)."""
+    for c in graph["spec"]["components"]:
+        if c["name"] == "prefill":
+            c["scalingAdapter"] = {}

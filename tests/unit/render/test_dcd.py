@@ -13,15 +13,11 @@ from syncagent.render import (
     source_of,
     source_of_object,
 )
-from tests.support.graphs import typed
-
-
-def main(image="img:1", **extra):
-    return {"name": "main", "image": image, **extra}
+from tests.support.graphs import main_container, typed
 
 
 def component(name, ctype=None, *, replicas=None, containers=None, **extra):
-    out = {"name": name, "podTemplate": {"spec": {"containers": containers or [main()]}}}
+    out = {"name": name, "podTemplate": {"spec": {"containers": containers or [main_container()]}}}
     if ctype:
         out["type"] = ctype
     if replicas is not None:
@@ -54,8 +50,12 @@ def test_example_1_component_manifests():
     g = graph(
         "component-manifests",
         [
-            component("frontend", "frontend", replicas=1, containers=[main("reg/fe:1.4")]),
-            component("decode", "decode", replicas=2, containers=[main("reg/worker:1.4")]),
+            component(
+                "frontend", "frontend", replicas=1, containers=[main_container("reg/fe:1.4")]
+            ),
+            component(
+                "decode", "decode", replicas=2, containers=[main_container("reg/worker:1.4")]
+            ),
         ],
         annotations={"nvidia.com/enable-grove": "false"},
         backendFramework="vllm",
@@ -104,7 +104,9 @@ def test_example_2_graph_env_first_component_wins():
                 "decode",
                 "decode",
                 containers=[
-                    main(env=[{"name": "B", "value": "3"}, {"name": "C", "value": "$(A)"}])
+                    main_container(
+                        env=[{"name": "B", "value": "3"}, {"name": "C", "value": "$(A)"}]
+                    )
                 ],
             )
         ],
@@ -127,7 +129,9 @@ def test_graph_env_merges_sorted_by_name_as_upstream_does():
     # upstream applyDGDTemplateDefaults: MergeEnvs(graph env, component env), sorted by name;
     # spec/rendering.md §2 step 2 put the graph's first, which would reorder every such pod
     g = graph(
-        components=[component("decode", "decode", containers=[main(env=[{"name": "A"}])])],
+        components=[
+            component("decode", "decode", containers=[main_container(env=[{"name": "A"}])])
+        ],
         env=[{"name": "Z", "value": "1"}],
     )
     (dcd,) = generate_dcds(typed(g))
@@ -136,7 +140,7 @@ def test_graph_env_merges_sorted_by_name_as_upstream_does():
 
 def worker(name, module, ctype="worker"):
     return component(
-        name, ctype, containers=[main(command=["python3", "-m", module], args=["--x"])]
+        name, ctype, containers=[main_container(command=["python3", "-m", module], args=["--x"])]
     )
 
 
@@ -276,7 +280,7 @@ def test_api_example_4_and_11_uninterpreted_fields_copied_except_provider_overri
     fe = component(
         "Frontend",
         "frontend",
-        containers=[main(), {"name": "router", "image": "r:1"}],
+        containers=[main_container(), {"name": "router", "image": "r:1"}],
         frontendSidecar="router",
         providerOverride={"grove": {"x": 1}},
     )

@@ -19,6 +19,7 @@ from syncagent.render import (
 )
 from syncagent.render.pullsecrets import image_registry, registry_hosts
 from tests.support.graphs import typed
+from tests.support.kube import main_of
 
 WORKER_ENV_NAMES = [
     "DYN_COMPONENT",
@@ -88,10 +89,6 @@ def worker_spec(*, args=None, **extra):
         "podTemplate": {"spec": {"containers": [container]}},
         **extra,
     }
-
-
-def main_of(template):
-    return next(c for c in template["spec"]["containers"] if c["name"] == "main")
 
 
 def env_dict(container):

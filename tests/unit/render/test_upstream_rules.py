@@ -29,6 +29,7 @@ from syncagent.render import (
 from syncagent.render.grove import render_grove_graph
 from syncagent.render.podtemplate import volumes_for_mounts
 from tests.support.graphs import typed
+from tests.support.kube import main_of
 
 SHM_VOLUME = {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}
 SHM_MOUNT = {"name": "shared-memory", "mountPath": "/dev/shm"}
@@ -43,10 +44,6 @@ def standalone(spec: dict, *, name: str = "d", namespace: str = "default") -> Co
             "spec": spec,
         }
     )
-
-
-def main_of(template: dict) -> dict:
-    return next(c for c in template["spec"]["containers"] if c["name"] == "main")
 
 
 def component(ctype: str, **main: object) -> dict:
