@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.agent import running_agent
-from tests.support.fake_workloads import simulate_ready
+from tests.support.fake_workloads import become_ready
 from tests.support.graphs import component, example_graph, graph
 from tests.support.kube import Kube, condition, events_for, names, ready_reason
 from tests.support.kubectl import FieldWatch
@@ -15,16 +15,6 @@ from tests.support.polling import eventually
 DEADLINE = 60.0
 DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
-
-
-def _converged_ready(kube: Kube, ns: str, name: str) -> None:
-    """Simulate readiness until the graph reports Ready=True."""
-
-    def ready() -> bool:
-        simulate_ready(kube, ns)
-        return ready_reason(kube, ns, name) == "all_resources_are_ready"
-
-    eventually(ready, deadline=DEADLINE, what=f"{name} to become Ready")
 
 
 def _rvs(kube: Kube, ns: str, names: dict[str, list[str]]) -> dict[str, str]:
@@ -91,7 +81,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
         assert condition(pending, "Ready")["status"] == "False"
         assert pending["status"]["routing"] == {"pathway": "Component"}
 
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         done = kube.get(DGD, namespace, "demo")
         assert done["status"]["state"] == "successful"
         ready = condition(done, "Ready")
@@ -111,7 +101,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
 def test_editing_one_component_changes_only_its_objects(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         others = {
             DCD: ["demo-frontend", "demo-prefill"],
             "Deployment": ["demo-frontend"],
@@ -136,7 +126,7 @@ def test_editing_one_component_changes_only_its_objects(control_plane, kube, nam
             return dep["spec"]["replicas"] == 3 and any(e["name"] == "EXTRA" for e in env)
 
         eventually(rolled, deadline=DEADLINE, what="the decode Deployment to change")
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         after = agent.scrape()
         assert _rvs(kube, namespace, others) == before_rvs
 
@@ -155,7 +145,7 @@ def test_editing_one_component_changes_only_its_objects(control_plane, kube, nam
 def test_removing_a_component_deletes_its_dcd_and_workloads_only(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         kept = {
             DCD: ["demo-frontend", "demo-decode"],
             "Deployment": ["demo-frontend", "demo-decode"],
@@ -258,7 +248,7 @@ def test_foreign_metadata_survives_reconciles(control_plane, kube, namespace):
         "uid": keeper["metadata"]["uid"],
     }
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         for kind in ("Deployment", "Service"):
             live = kube.get(kind, namespace, "demo-decode")
             refs = [*live["metadata"]["ownerReferences"], foreign_ref]
@@ -423,7 +413,7 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
         return got.get("status", ""), got.get("message", "")
 
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        _converged_ready(kube, namespace, "serving")
+        become_ready(kube, namespace, "serving", deadline=DEADLINE)
         asked = agent.scrape().requests(resource="services", dry_run="true")
         with (
             FieldWatch(kube, DGD, namespace, "serving", lambda o: first(o, "Ready")) as ready,
@@ -438,7 +428,7 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
                 deadline=DEADLINE,
                 what="every graph's DCD co-owning the model Service",
             )
-            _converged_ready(kube, namespace, joiners[-1])
+            become_ready(kube, namespace, joiners[-1], deadline=DEADLINE)
         metrics = agent.scrape()
         assert metrics.requests(resource="services", dry_run="true") == asked
         # Each join costs at most one refused write (docs/ownership.md §4, the turns).

@@ -96,6 +96,15 @@ def annotate(pairs: dict[str, str]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def first_replicas(replicas: int) -> Callable[[dict[str, Any]], None]:
+    """A change for ``Kube.edit_graph``: the first component scaled to ``replicas``."""
+
+    def change(graph: dict[str, Any]) -> None:
+        graph["spec"]["components"][0]["replicas"] = replicas
+
+    return change
+
+
 def example_graph(ns: str, name: str = "demo") -> dict[str, Any]:
     """Frontend + single-node decode + multinode prefill (an LWS)."""
     return graph(
