@@ -31,7 +31,7 @@ from syncagent.api.component import (
 from syncagent.api.graph import DGD_KIND, GraphSpec, GraphStatus
 from syncagent.api.kubeschema import VENDORED, kube_schema, vendored_text
 
-HEADER = "# Generated from syncagent.api by `python -m syncagent.cli.generate`; do not edit (tests/unit/test_generated_drift.py).\n"
+HEADER = "# Generated from syncagent.api by `python -m syncagent.cli.generate`; do not edit (tests/policy/test_generated_drift.py).\n"
 
 # The upstream CEL rule on embedded containers: `main` may get its image elsewhere (V5 is ours).
 SIDECAR_IMAGE_RULE = {

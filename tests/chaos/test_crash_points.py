@@ -21,6 +21,7 @@ from tests.chaos.support.migrations import (
     G,
     Migration,
     Outcome,
+    bad,
     crash_points,
     run_migration,
 )
@@ -59,19 +60,6 @@ def _sweep(plane, kube, migration: Migration, points: list[int]) -> list[Outcome
 
     with ThreadPoolExecutor(max_workers=_parallel()) as pool:
         return list(pool.map(one, points))
-
-
-def bad(outcome: Outcome | str) -> str | None:
-    """Why a run fails R1, or None. A run whose crash point was not reached, or whose
-    recorder stopped listening or saw nothing, proved nothing: it fails too."""
-    if isinstance(outcome, str):
-        return outcome
-    problems = list(outcome.recorder_problems)
-    if outcome.crash_at is not None and not outcome.killed:
-        problems.append(f"crash point {outcome.crash_at} was never reached")
-    if outcome.violations or outcome.resync_writes != 0 or outcome.strays or problems:
-        return f"{outcome.describe()}; {problems}; first gaps: {outcome.violations[:2]}"
-    return None
 
 
 # Every wait inside has its own deadline; the full sweep (dozens of runs) outlasts the default.

@@ -6,29 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.agent import running_agent
-from tests.support.fake_workloads import simulate_ready
+from tests.support.fake_workloads import become_ready
 from tests.support.graphs import component, example_graph, graph
-from tests.support.kube import Kube, condition, events_for, ready_reason
+from tests.support.kube import Kube, condition, events_for, names, ready_reason
 from tests.support.kubectl import FieldWatch
 from tests.support.polling import eventually
 
 DEADLINE = 60.0
 DGD = "DynamoGraphDeployment"
 DCD = "DynamoComponentDeployment"
-
-
-def _names(kube: Kube, kind: str, ns: str) -> set[str]:
-    return {o["metadata"]["name"] for o in kube.list(kind, ns)}
-
-
-def _converged_ready(kube: Kube, ns: str, name: str) -> None:
-    """Simulate readiness until the graph reports Ready=True."""
-
-    def ready() -> bool:
-        simulate_ready(kube, ns)
-        return ready_reason(kube, ns, name) == "all_resources_are_ready"
-
-    eventually(ready, deadline=DEADLINE, what=f"{name} to become Ready")
 
 
 def _rvs(kube: Kube, ns: str, names: dict[str, list[str]]) -> dict[str, str]:
@@ -51,26 +37,24 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(
-            lambda: (
-                _names(kube, DCD, namespace) == {"demo-frontend", "demo-decode", "demo-prefill"}
-            ),
+            lambda: names(kube, DCD, namespace) == {"demo-frontend", "demo-decode", "demo-prefill"},
             deadline=DEADLINE,
             what="three DCDs",
         )
         eventually(
-            lambda: _names(kube, "Deployment", namespace) == {"demo-frontend", "demo-decode"},
+            lambda: names(kube, "Deployment", namespace) == {"demo-frontend", "demo-decode"},
             deadline=DEADLINE,
             what="Deployments of the single-node components",
         )
         eventually(
-            lambda: _names(kube, "LeaderWorkerSet", namespace) == {"demo-prefill-0"},
+            lambda: names(kube, "LeaderWorkerSet", namespace) == {"demo-prefill-0"},
             deadline=DEADLINE,
             what="the LeaderWorkerSet of the multinode component",
         )
         eventually(
             lambda: (
                 {"demo-frontend", "demo-decode", "demo-prefill"}
-                <= _names(kube, "Service", namespace)
+                <= names(kube, "Service", namespace)
             ),
             deadline=DEADLINE,
             what="component Services",
@@ -85,7 +69,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
         assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
         service = kube.get("Service", namespace, "demo-prefill")
         assert service["spec"]["selector"]["role"] == "leader"
-        assert "demo-k8s-service-discovery" in _names(kube, "ServiceAccount", namespace)
+        assert "demo-k8s-service-discovery" in names(kube, "ServiceAccount", namespace)
 
         eventually(
             lambda: ready_reason(kube, namespace, "demo") == "some_resources_are_not_ready",
@@ -97,7 +81,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
         assert condition(pending, "Ready")["status"] == "False"
         assert pending["status"]["routing"] == {"pathway": "Component"}
 
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         done = kube.get(DGD, namespace, "demo")
         assert done["status"]["state"] == "successful"
         ready = condition(done, "Ready")
@@ -117,7 +101,7 @@ def test_example_graph_yields_rendered_objects_and_becomes_ready(control_plane, 
 def test_editing_one_component_changes_only_its_objects(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         others = {
             DCD: ["demo-frontend", "demo-prefill"],
             "Deployment": ["demo-frontend"],
@@ -142,7 +126,7 @@ def test_editing_one_component_changes_only_its_objects(control_plane, kube, nam
             return dep["spec"]["replicas"] == 3 and any(e["name"] == "EXTRA" for e in env)
 
         eventually(rolled, deadline=DEADLINE, what="the decode Deployment to change")
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         after = agent.scrape()
         assert _rvs(kube, namespace, others) == before_rvs
 
@@ -161,7 +145,7 @@ def test_editing_one_component_changes_only_its_objects(control_plane, kube, nam
 def test_removing_a_component_deletes_its_dcd_and_workloads_only(control_plane, kube, namespace):
     kube.create(example_graph(namespace))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         kept = {
             DCD: ["demo-frontend", "demo-decode"],
             "Deployment": ["demo-frontend", "demo-decode"],
@@ -205,7 +189,7 @@ def test_graph_without_main_container_fails_validation_and_deletes_nothing(
     kube.create(graph(namespace, "good", [component("frontend", "frontend")]))
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
         eventually(
-            lambda: {"bad-frontend", "bad-decode", "good-frontend"} <= _names(kube, DCD, namespace),
+            lambda: {"bad-frontend", "bad-decode", "good-frontend"} <= names(kube, DCD, namespace),
             deadline=DEADLINE,
             what="DCDs of both graphs",
         )
@@ -264,7 +248,7 @@ def test_foreign_metadata_survives_reconciles(control_plane, kube, namespace):
         "uid": keeper["metadata"]["uid"],
     }
     with running_agent(control_plane.kubeconfig, namespace=namespace):
-        _converged_ready(kube, namespace, "demo")
+        become_ready(kube, namespace, "demo", deadline=DEADLINE)
         for kind in ("Deployment", "Service"):
             live = kube.get(kind, namespace, "demo-decode")
             refs = [*live["metadata"]["ownerReferences"], foreign_ref]
@@ -313,14 +297,14 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(
             lambda: (
-                {"gone-prefill-0"} <= _names(kube, "LeaderWorkerSet", namespace)
-                and {"gone-decode", "stays-frontend"} <= _names(kube, "Deployment", namespace)
+                {"gone-prefill-0"} <= names(kube, "LeaderWorkerSet", namespace)
+                and {"gone-decode", "stays-frontend"} <= names(kube, "Deployment", namespace)
             ),
             deadline=DEADLINE,
             what="both graphs deployed",
         )
         survivors = {
-            kind: {n for n in _names(kube, kind, namespace) if not n.startswith("gone-")}
+            kind: {n for n in names(kube, kind, namespace) if not n.startswith("gone-")}
             for kind in (
                 DCD,
                 "Deployment",
@@ -345,7 +329,7 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
                     "Role",
                     "RoleBinding",
                 )
-                for n in _names(kube, kind, namespace)
+                for n in names(kube, kind, namespace)
                 if n.startswith("gone-")
             ]
 
@@ -363,7 +347,7 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
             ]
             raise AssertionError(f"{err}; left: {detail}") from None
         for kind, names in survivors.items():
-            assert names <= _names(kube, kind, namespace), kind
+            assert names <= names(kube, kind, namespace), kind
 
 
 def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, kube, namespace):
@@ -429,7 +413,7 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
         return got.get("status", ""), got.get("message", "")
 
     with running_agent(control_plane.kubeconfig, namespace=namespace) as agent:
-        _converged_ready(kube, namespace, "serving")
+        become_ready(kube, namespace, "serving", deadline=DEADLINE)
         asked = agent.scrape().requests(resource="services", dry_run="true")
         with (
             FieldWatch(kube, DGD, namespace, "serving", lambda o: first(o, "Ready")) as ready,
@@ -444,7 +428,7 @@ def test_a_serving_graph_stays_ready_while_others_join_its_model_service(
                 deadline=DEADLINE,
                 what="every graph's DCD co-owning the model Service",
             )
-            _converged_ready(kube, namespace, joiners[-1])
+            become_ready(kube, namespace, joiners[-1], deadline=DEADLINE)
         metrics = agent.scrape()
         assert metrics.requests(resource="services", dry_run="true") == asked
         # Each join costs at most one refused write (docs/ownership.md §4, the turns).

@@ -23,7 +23,7 @@ import yaml
 from tests.support.agent import reconciled, running_agent
 from tests.support.crd_swap import replace
 from tests.support.fake_workloads import become_ready
-from tests.support.graphs import component, graph
+from tests.support.graphs import annotate, component, graph
 from tests.support.kube import DGD, ApiFailure, Kube, condition
 from tests.support.polling import eventually
 
@@ -103,7 +103,7 @@ def test_a_graph_crd_without_status_routing_is_served_without_it(control_plane, 
             kube.edit_graph(
                 namespace,
                 "g",
-                lambda g: g["metadata"].setdefault("annotations", {}).update({"touch": "1"}),
+                annotate({"touch": "1"}),
             )
             eventually(
                 lambda: _graph_reconciles(agent.logs()) > before,

@@ -4,12 +4,11 @@ becomes unreachable for 10 s behind a proxy this test controls."""
 from __future__ import annotations
 
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from tests.support.agent import kubeconfig_via, running_agent
 from tests.support.faults import FaultProxy
-from tests.support.graphs import component, graph
+from tests.support.graphs import component, first_replicas, graph
 from tests.support.kube import Kube
 from tests.support.polling import eventually
 
@@ -33,10 +32,7 @@ def _replicas(kube: Kube, ns: str, name: str) -> int | None:
 
 
 def _set_replicas(kube: Kube, ns: str, graph_name: str, replicas: int) -> None:
-    def change(g: dict[str, Any]) -> None:
-        g["spec"]["components"][0]["replicas"] = replicas
-
-    kube.edit_graph(ns, graph_name, change)
+    kube.edit_graph(ns, graph_name, first_replicas(replicas))
 
 
 def test_two_agents_exactly_one_writes_and_the_other_takes_over(control_plane, kube, namespace):

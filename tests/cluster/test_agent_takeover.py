@@ -85,7 +85,7 @@ def test_agent_takes_over_fields_the_upstream_operator_wrote(kube, namespace, co
 
 def test_lws_status_written_by_manager_survives_our_reconciles(kube, namespace, control_plane):
     """The LWS controller writes LWS status as ``manager`` (an Update on /status)."""
-    kube.create(graph(namespace, "mn", [component("decode", "decode", multinode=True)]))
+    kube.create(graph(namespace, "mn", [component("decode", "decode", nodes=2)]))
     name = "mn-decode-0"
     status = {
         "observedGeneration": 1,

@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.support.agent import Agent, reconciled, running_agent
 from tests.support.fake_workloads import become_ready
-from tests.support.graphs import component, graph
+from tests.support.graphs import component, first_replicas, graph
 from tests.support.kube import DCD, DGD, Kube
 from tests.support.polling import eventually
 
@@ -51,10 +51,7 @@ def _probe_condition(kube: Kube, kind: str, ns: str, name: str) -> None:
 
 
 def _scale(kube: Kube, ns: str, name: str, replicas: int) -> int:
-    def edit(g: dict[str, Any]) -> None:
-        g["spec"]["components"][0]["replicas"] = replicas
-
-    return kube.edit_graph(ns, name, edit)["metadata"]["generation"]
+    return kube.edit_graph(ns, name, first_replicas(replicas))["metadata"]["generation"]
 
 
 def _observed(kube: Kube, ns: str, name: str, generation: int) -> bool:

@@ -35,7 +35,7 @@ EXTRA = {"name": "TEAM_TRACE", "value": "1"}
 def _components(**model: Any) -> list[dict[str, Any]]:
     return [
         component("Frontend", "frontend"),
-        component("decode", "decode", multinode=True, **model),
+        component("decode", "decode", nodes=2, **model),
     ]
 
 

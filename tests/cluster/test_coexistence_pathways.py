@@ -72,7 +72,7 @@ def test_ds_pathway_keeps_foreign_metadata(control_plane, kube, namespace, kubec
 def test_grove_pathway_keeps_foreign_metadata(control_plane, kube, namespace, kubectl):
     components = [
         component("frontend", "frontend"),
-        component("decode", "decode", multinode=True, **MODEL),
+        component("decode", "decode", nodes=2, **MODEL),
     ]
     kube.create(ds_graph(namespace, "gc", components, **{ENABLE_GROVE: "true"}))
 

@@ -17,6 +17,7 @@ from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 from syncagent.devcluster import ControlPlane, versions
 from tests.support.polling import eventually
+from tests.support.signals import with_default_sigint
 
 DisaggregatedSet = create_namespaced_resource(
     "disaggregatedset.x-k8s.io", "v1", "DisaggregatedSet", "disaggregatedsets"
@@ -160,13 +161,10 @@ def _ns_gone(client: Client, name: str) -> bool:
     return False
 
 
-# SIGINT's disposition is inherited: a run started in the background by a non-interactive shell
-# ignores it, and so would this child, which then never sees the interrupt under test.
 _STARTER = textwrap.dedent(
     """
-    import signal, sys, time
+    import time
     from syncagent.devcluster import ControlPlane
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     with ControlPlane() as cp:
         print(" ".join(map(str, cp.pids)), flush=True)
         time.sleep(3600)
@@ -176,8 +174,12 @@ _STARTER = textwrap.dedent(
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
 def test_interrupted_run_leaves_no_process_behind(sig: signal.Signals, tmp_path: Path) -> None:
+    # The interrupt under test must reach the child whatever this run inherited.
     proc = subprocess.Popen(
-        [sys.executable, "-c", _STARTER], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+        with_default_sigint([sys.executable, "-c", _STARTER]),
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.stdout is not None
     try:

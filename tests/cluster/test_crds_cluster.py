@@ -16,6 +16,7 @@ from lightkube.types import PatchType
 from syncagent.api import DynamoGraphDeployment
 from syncagent.api.conversion import convert_documents
 from syncagent.api.load import load_documents
+from tests.support.graphs import main_container
 
 REPO = Path(__file__).resolve().parents[2]
 MANAGER = "crd-tests"
@@ -29,10 +30,6 @@ DCD = create_namespaced_resource(
 DGD_ALPHA = create_namespaced_resource(
     "nvidia.com", "v1alpha1", "DynamoGraphDeployment", "dynamographdeployments"
 )
-
-
-def main_container(image: str = "img:1", **extra: Any) -> dict[str, Any]:
-    return {"name": "main", "image": image, **extra}
 
 
 def comp(name: str, **fields: Any) -> dict[str, Any]:

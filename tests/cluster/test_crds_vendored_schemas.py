@@ -1,6 +1,6 @@
 """The vendored Kubernetes schemas (``syncagent/api/kubeschemas.json``) match the pinned
 Kubernetes OpenAPI document. In the cluster tier because it downloads ``k8s.io/kubernetes``
-through the Go module proxy: unit tests need no Go (tests/unit/test_ci_integrity.py)."""
+through the Go module proxy: unit tests need no Go (tests/policy/test_ci_integrity.py)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from tests.cluster.support.dsgraph import ds_step
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE
-from tests.support.graphs import ENABLE_DS, component, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, component, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
     DGD,
@@ -30,10 +30,6 @@ from tests.support.kube import (
 from tests.support.polling import eventually
 
 SLICE = "disaggregatedset.x-k8s.io/slice"
-
-
-def _dgd_reconciles(agent) -> float:
-    return agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
 
 
 def test_happy_path_one_ds_two_roles_frontend_dcd_then_no_writes(control_plane, kube, namespace):
@@ -88,14 +84,14 @@ def _happy_path(control_plane, kube: Kube, namespace, *, v010: bool) -> None:
         assert controller(svc)["kind"] == DGD
 
         writes = agent.scrape().writes()
-        before = _dgd_reconciles(agent)
+        before = agent.dgd_reconciles()
         kube.edit_graph(
             namespace,
             "vllm-disagg",
-            lambda g: g["metadata"].setdefault("annotations", {}).update({"touch": "1"}),
+            annotate({"touch": "1"}),
         )
         eventually(
-            lambda: _dgd_reconciles(agent) > before, deadline=DEADLINE, what="another reconcile"
+            lambda: agent.dgd_reconciles() > before, deadline=DEADLINE, what="another reconcile"
         )
         fake.sync()
         assert agent.scrape().writes() == writes
@@ -244,13 +240,13 @@ def test_foreign_metadata_on_ds_and_services_survives(control_plane, kube, names
                     }
                 },
             )
-        before = _dgd_reconciles(agent)
+        before = agent.dgd_reconciles()
         kube.edit_graph(namespace, "fm", lambda g: g["spec"].update({"labels": {"env": "prod"}}))
         eventually(
             # The reconcile count alone can be met by reconciles of the merges above, before
             # the graph change is handled (seen on a loaded machine): wait for its effect too.
             lambda: (
-                _dgd_reconciles(agent) > before + 1
+                agent.dgd_reconciles() > before + 1
                 and ready_reason(kube, namespace, "fm") == "all_resources_are_ready"
                 and kube.get(DS, namespace, "fm")["metadata"].get("labels", {}).get("env") == "prod"
             ),

@@ -6,7 +6,7 @@ from tests.cluster.support.dsgraph import ds_step, wait_ready
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import DCD, DGD, DS, LWS, Kube, names, ready_reason
 from tests.support.polling import eventually
 
@@ -46,7 +46,7 @@ def test_checkpoint_holds_every_role_at_zero_until_ready(control_plane, kube, na
         kube.edit_graph(
             namespace,
             G,
-            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+            annotate({ENABLE_DS: "true"}),
         )
         eventually(
             lambda: len(_roles(kube, namespace)) == 2,

@@ -19,8 +19,8 @@ WORST_SUFFIX = "-2147483647-0123456789"
 
 def _long_graph(ns: str) -> dict:
     roles = [
-        component("prefill", "prefill", multinode=True, globalDynamoNamespace=True),
-        component("decode", "decode", multinode=True, globalDynamoNamespace=True),
+        component("prefill", "prefill", nodes=2, globalDynamoNamespace=True),
+        component("decode", "decode", nodes=2, globalDynamoNamespace=True),
     ]
     return ds_graph(ns, LONG, roles, **{ENABLE_DS: "true"})
 
@@ -59,7 +59,7 @@ def test_long_graph_names_fit_v010(control_plane, kube, namespace):
 
 
 def test_eleven_roles_fail_eligibility_and_nothing_is_deleted(control_plane, kube, namespace):
-    roles = [component(f"p{i}", "prefill", multinode=True) for i in range(11)]
+    roles = [component(f"p{i}", "prefill", nodes=2) for i in range(11)]
     kube.create(ds_graph(namespace, "eleven", roles, **{ENABLE_GROVE: "false"}))
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         eventually(

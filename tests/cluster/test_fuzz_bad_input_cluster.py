@@ -25,10 +25,10 @@ from syncagent.programs import status
 from tests.support import figures
 from tests.support.agent import running_agent
 from tests.support.badgraphs import BadGraph, bad_graphs, examples
+from tests.support.cli import run_cli
 from tests.support.fake_workloads import simulate_ready
 from tests.support.kube import DGD, PATHS, Kube, condition
 from tests.support.polling import eventually
-from tests.unit.test_fuzz_bad_input import run_cli
 
 TABLE = "bad-input fuzz (cluster tier, real kube-apiserver)"
 AGENT_TABLE = "bad-input fuzz (cluster tier, running agent)"

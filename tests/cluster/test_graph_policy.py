@@ -7,15 +7,11 @@ namespace; every refusal names the object and the field. The shipped examples ar
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from lightkube import Client
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Namespace
 
 from syncagent.devcluster import ControlPlane
 from tests.cluster.support.graph_policy import (
@@ -25,12 +21,11 @@ from tests.cluster.support.graph_policy import (
     bad_component,
     bad_graph,
     hardened,
+    policy_release,
     refusal,
 )
 from tests.support.graphs import component, graph
-from tests.support.helm import Helm
 from tests.support.kube import Kube
-from tests.support.polling import eventually
 
 DEADLINE = 60.0
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -40,31 +35,19 @@ GRANTED = (
 )
 
 
-@contextlib.contextmanager
 def _policy(
     control_plane: ControlPlane, client: Client, kube: Kube, tmp_path: Path, *sets: str
-) -> Iterator[str]:
-    """A release whose graph policy covers its own namespace; yields that namespace."""
-    ns = f"p-{uuid.uuid4().hex[:8]}"
-    client.create(Namespace(metadata=ObjectMeta(name=ns, labels={"syncagent-test": "1"})))
-    helm = Helm(control_plane, tmp_path)
-    try:
-        helm.install(
-            ns,
-            ns,
-            "crds.install=false",
-            f"watchNamespaces={{{ns}}}",
-            "graphPolicy.enabled=true",
-            *sets,
-        )
-        try:
-            probe = bad_graph(ns, "probe", BASELINE[5][1])
-            eventually(lambda: refusal(kube, probe), deadline=DEADLINE, what="the policy")
-            yield ns
-        finally:
-            helm.uninstall(ns, ns)
-    finally:
-        client.delete(Namespace, ns)
+) -> contextlib.AbstractContextManager[str]:
+    return policy_release(
+        control_plane,
+        client,
+        kube,
+        tmp_path,
+        *sets,
+        probe=lambda ns: bad_graph(ns, "probe", BASELINE[5][1]),
+        prefix="p",
+        labels={"syncagent-test": "1"},
+    )
 
 
 def _both(ns: str, name: str, change: Change) -> list[tuple[dict[str, Any], str]]:

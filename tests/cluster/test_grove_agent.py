@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
-from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, component, ds_components, ds_graph
+from tests.support.graphs import (
+    ENABLE_DS,
+    ENABLE_GROVE,
+    annotate,
+    component,
+    ds_components,
+    ds_graph,
+    grove_components,
+)
 from tests.support.kube import (
     DCD,
     DGD,
@@ -24,10 +30,6 @@ from tests.support.kube import (
 from tests.support.polling import eventually
 
 
-def _grove_components() -> list[dict[str, Any]]:
-    return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
-
-
 def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):
     def step() -> None:
         if grove:
@@ -40,7 +42,7 @@ def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: b
 
 
 def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, kube, namespace):
-    kube.create(ds_graph(namespace, "gm", _grove_components()))
+    kube.create(ds_graph(namespace, "gm", grove_components()))
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
         eventually(
             lambda: ready_reason(kube, namespace, "gm") == "all_resources_are_ready",
@@ -107,7 +109,7 @@ def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, 
 def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
     control_plane, kube, namespace
 ):
-    kube.create(ds_graph(namespace, "cg", _grove_components()))
+    kube.create(ds_graph(namespace, "cg", grove_components()))
     with running_agent(control_plane.kubeconfig, namespace=namespace):  # grove=false
         eventually(
             lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",
@@ -132,7 +134,7 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
         kube.edit_graph(
             namespace,
             "cg",
-            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_GROVE: "true"}),
+            annotate({ENABLE_GROVE: "true"}),
         )
         eventually(lambda: kube.get(PCS, namespace, "cg"), deadline=DEADLINE, what="the PCS")
         # the DCDs keep serving until the PCS is ready
@@ -166,11 +168,7 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, k
         kube.edit_graph(
             namespace,
             "gd",
-            lambda g: (
-                g["metadata"]
-                .setdefault("annotations", {})
-                .update({ENABLE_GROVE: "false", ENABLE_DS: "true"})
-            ),
+            annotate({ENABLE_GROVE: "false", ENABLE_DS: "true"}),
         )
         eventually(
             lambda: (

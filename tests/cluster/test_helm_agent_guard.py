@@ -10,7 +10,6 @@ under the guard is tests/cluster/test_helm_rights.py.
 from __future__ import annotations
 
 import contextlib
-import copy
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from syncagent.devcluster import ControlPlane, versions
 from syncagent.render.identity import discovery_identity
 from syncagent.render.model import OwnerRef
 from tests.cluster.support.objects import deployment, service
-from tests.support.helm import DCD, DGD, Helm, component, controller_ref, graph, token_client
+from tests.support.helm import DCD, DGD, Helm, component, graph, owned, token_client
 from tests.support.kube import TEST_TIMEOUT
 from tests.support.polling import eventually
 
@@ -107,12 +106,6 @@ def _wait_for_the_guard(agent: Client) -> None:
         return False
 
     eventually(refused, deadline=60.0, what="the agent guard refusing a dry run in kube-system")
-
-
-def owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(body)
-    body["metadata"]["ownerReferences"] = [controller_ref(owner)]
-    return body
 
 
 def made_up_graph(namespace: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from lightkube.resources.core_v1 import Namespace
 from syncagent.devcluster import ControlPlane
 from syncagent.runtime.leader import LeaseConfig
 from syncagent.runtime.manager import ManagerOptions
+from tests.cluster.support.graph_policy import refusal
 from tests.support.graphs import component, graph
 from tests.support.helm import Helm
 from tests.support.kube import ApiFailure, Kube
@@ -109,17 +110,6 @@ def _bad_graph(ns: str, name: str, change: Callable[[dict[str, Any]], None]) -> 
     return doc
 
 
-def _refusal(kube: Kube, doc: dict[str, Any]) -> str | None:
-    """The API server's refusal of a dry-run create of ``doc``, or None when it admits it."""
-    try:
-        kube.request(
-            "POST", kube.path(doc["kind"], doc["metadata"]["namespace"]), doc, dryRun="All"
-        )
-    except ApiFailure as err:
-        return str(err.body.get("message"))
-    return None
-
-
 # Each refusal names the component's field (tests/cluster/test_graph_policy.py tries every
 # Pod Security control).
 _FIELD = "spec.components[Frontend].podTemplate.spec."
@@ -138,15 +128,15 @@ def test_graph_policy_refuses_escapes_to_the_node_with_a_clear_message(
     ns = guarded.watched
     # A policy starts to act a moment after it is stored: wait for the first refusal.
     first = _bad_graph(ns, "g0", _privileged)
-    eventually(lambda: _refusal(kube, first), deadline=DEADLINE, what="the policy to act")
+    eventually(lambda: refusal(kube, first), deadline=DEADLINE, what="the policy to act")
     for i, (change, text) in enumerate(CASES):
         name = f"g{i}"
-        message = _refusal(kube, _bad_graph(ns, name, change))
+        message = refusal(kube, _bad_graph(ns, name, change))
         assert message is not None, f"{change.__name__}: admitted"
         assert f"DynamoGraphDeployment/{ns}/{name}: {text}" in message, message
         assert "syncagent graph policy" in message
     clean = graph(ns, "clean", [component("Frontend", "frontend")])
-    assert _refusal(kube, clean) is None
+    assert refusal(kube, clean) is None
     # An edit that adds an escape is refused too; the graph stays as it was.
     kube.create(clean)
     edited = copy.deepcopy(kube.get("DynamoGraphDeployment", ns, "clean"))
@@ -165,20 +155,20 @@ def test_graph_policy_covers_standalone_components_only_where_the_release_reconc
         "spec": {"backendFramework": "vllm", **component("Frontend", "frontend")},
     }
     _host_path(dcd["spec"]["podTemplate"]["spec"])
-    message = eventually(lambda: _refusal(kube, dcd), deadline=DEADLINE, what="the refusal")
+    message = eventually(lambda: refusal(kube, dcd), deadline=DEADLINE, what="the refusal")
     assert f"DynamoComponentDeployment/{guarded.watched}/c: spec.podTemplate.spec.volumes" in (
         message
     )
     # The binding covers the watched namespaces only.
-    assert _refusal(kube, _bad_graph(guarded.other, "g", _privileged)) is None
+    assert refusal(kube, _bad_graph(guarded.other, "g", _privileged)) is None
 
 
 def test_without_the_graph_policy_privileged_graphs_are_admitted(
     control_plane: ControlPlane, client: Client, kube: Kube, tmp_path: Path
 ) -> None:
     with _release(control_plane, client, tmp_path, "crds.install=false") as release:
-        assert _refusal(kube, _bad_graph(release.watched, "g", _privileged)) is None
-        assert _refusal(kube, _bad_graph(release.watched, "h", _host_path)) is None
+        assert refusal(kube, _bad_graph(release.watched, "g", _privileged)) is None
+        assert refusal(kube, _bad_graph(release.watched, "h", _host_path)) is None
 
 
 def test_pod_habits_are_accepted_by_the_api_server(guarded: Release, kube: Kube) -> None:

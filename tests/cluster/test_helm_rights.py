@@ -55,7 +55,7 @@ from tests.cluster.support.rights import (
     granted_rights,
     used_rights,
 )
-from tests.cluster.test_metrics_secure import get as get_metrics
+from tests.cluster.support.secure_metrics import scrape
 from tests.support import agent as agents
 from tests.support import figures
 from tests.support.agent import Agent, kubeconfig_via, running_agent
@@ -150,7 +150,7 @@ def _metrics_scraped(control_plane: ControlPlane, namespace: str) -> None:
     not, so the answer is 403."""
     token = control_plane.token_for(namespace=namespace, service_account="scraper")
     with running_agent(control_plane.kubeconfig, "--metrics-secure", namespace=namespace) as agent:
-        status, body = get_metrics(f"https://127.0.0.1:{agent.port}/metrics", token)
+        status, body = scrape(f"https://127.0.0.1:{agent.port}/metrics", token)
         assert status == 403, (status, body)
 
 

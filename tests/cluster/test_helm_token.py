@@ -4,7 +4,6 @@ acting with a token of the ServiceAccount the chart created, installed with watc
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,8 +42,8 @@ from tests.support.helm import (
     PCS,
     Helm,
     component,
-    controller_ref,
     graph,
+    owned,
     token_client,
 )
 
@@ -123,12 +122,6 @@ def forbidden(call: Any, *args: Any, **kwargs: Any) -> None:
     with pytest.raises(ApiError) as denied:
         call(*args, **kwargs)
     assert denied.value.status.code == 403, denied.value.status.message
-
-
-def owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(body)
-    body["metadata"]["ownerReferences"] = [controller_ref(owner)]
-    return body
 
 
 # -- tests ----------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ serve nothing else."""
 
 from __future__ import annotations
 
-import ssl
 import urllib.error
 import urllib.request
 from typing import Any
@@ -14,26 +13,13 @@ import orjson
 from lightkube.generic_resource import create_global_resource
 
 from tests.cluster.support.chart_identity import chart_token
+from tests.cluster.support.secure_metrics import scrape
 from tests.support.agent import Agent, running_agent
 from tests.support.polling import eventually
 
 ClusterRoleBinding = create_global_resource(
     "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings"
 )
-
-
-def get(url: str, token: str | None = None) -> tuple[int, str]:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # self-signed: the token is what authenticates
-    request = urllib.request.Request(url)
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10, context=context) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
 
 
 def probe_port(agent: Agent) -> int:
@@ -69,14 +55,14 @@ def test_metrics_need_a_token_the_api_server_authorizes(control_plane, client, n
             ) as agent:
                 url = f"https://127.0.0.1:{agent.port}/metrics"
                 status, body = eventually(
-                    lambda: (r := get(url, scraper))[0] == 200 and r,
+                    lambda: (r := scrape(url, scraper))[0] == 200 and r,
                     deadline=30,
                     what="an authorized scrape",
                 )
                 assert "syncagent_reconcile_total" in body or "# TYPE syncagent_" in body
-                assert get(url)[0] == 401
-                assert get(url, "not-a-token")[0] == 401
-                status, body = get(url, stranger)
+                assert scrape(url)[0] == 401
+                assert scrape(url, "not-a-token")[0] == 401
+                status, body = scrape(url, stranger)
                 assert status == 403, body
                 assert f"system:serviceaccount:{release}:{nobody}" in body
                 # Plain HTTP on the secure port gets nothing.

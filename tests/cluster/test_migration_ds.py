@@ -5,6 +5,7 @@ every component always had a Service selecting a ready workload."""
 from __future__ import annotations
 
 from tests.cluster.support.dsgraph import (
+    add_scaling_adapter,
     ds_step,
     enable_ds,
     owner_uids,
@@ -27,6 +28,7 @@ from tests.support.kube import (
     events_for,
     names,
     ready_reason,
+    service_selector,
 )
 from tests.support.polling import eventually
 
@@ -35,16 +37,14 @@ MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 
 
-def _selector(kube: Kube, ns: str, component: str) -> dict:
-    return (kube.get("Service", ns, f"{G}-{component}") or {}).get("spec", {}).get("selector", {})
-
-
 def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, G, ds_components()))
     fake = FakeDsController(kube, namespace)
     with running_agent(control_plane.kubeconfig, namespace=namespace):
         wait_ready(kube, namespace, G, fake, what="the Component graph to be Ready")
-        dcd_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
+        dcd_selectors = {
+            c: service_selector(kube, namespace, f"{G}-{c}") for c in ("decode", "prefill")
+        }
         assert all("disaggregatedset.x-k8s.io/name" not in s for s in dcd_selectors.values())
         graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
         with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
@@ -65,7 +65,7 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
             )
             # selectors unchanged, old DCDs still serving while the DS is not ready
             for c in ("decode", "prefill"):
-                assert _selector(kube, namespace, c) == dcd_selectors[c]
+                assert service_selector(kube, namespace, f"{G}-{c}") == dcd_selectors[c]
                 svc = kube.get("Service", namespace, f"{G}-{c}")
                 assert len(svc["metadata"]["ownerReferences"]) == 1
                 holders = {
@@ -93,7 +93,8 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
 
             def observe() -> bool:
                 switched = all(
-                    "disaggregatedset.x-k8s.io/revision" in _selector(kube, namespace, c)
+                    "disaggregatedset.x-k8s.io/revision"
+                    in service_selector(kube, namespace, f"{G}-{c}")
                     for c in ("decode", "prefill")
                 )
                 gone = not ({f"{G}-decode", f"{G}-prefill"} & names(kube, DCD, namespace))
@@ -129,13 +130,6 @@ def test_component_to_ds_cutover_keeps_every_component_served(control_plane, kub
         assert recorder.violations == []
 
 
-def _add_adapter(g: dict) -> None:
-    """prefill gets a scalingAdapter: the graph is no longer DS-eligible (fallback)."""
-    for c in g["spec"]["components"]:
-        if c["name"] == "prefill":
-            c["scalingAdapter"] = {}
-
-
 def _stale_deleted(kube: Kube, namespace: str) -> set[str]:
     """Names in the StaleWorkloadDeleted events of the graph ("Deleted <Kind> <name> ...")."""
     return {e["message"].split()[2] for e in events_for(kube, namespace, G, "StaleWorkloadDeleted")}
@@ -160,9 +154,11 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
             deadline=DEADLINE,
             what="the model Service to go",
         )
-        ds_selectors = {c: _selector(kube, namespace, c) for c in ("decode", "prefill")}
+        ds_selectors = {
+            c: service_selector(kube, namespace, f"{G}-{c}") for c in ("decode", "prefill")
+        }
         with ServingRecorder(kube, namespace, G, ["decode", "prefill"]) as recorder:
-            kube.edit_graph(namespace, G, _add_adapter)
+            kube.edit_graph(namespace, G, add_scaling_adapter)
             # DCDs are not made ready yet: the DS must stay while they are not
             eventually(
                 lambda: (
@@ -225,7 +221,9 @@ def test_ds_fallback_to_dcds_hands_services_back_and_deletes_ds_last(
                 kube, namespace, G, fake, what="the DS deleted once the DCDs are ready"
             )
             for c in ("decode", "prefill"):
-                assert "disaggregatedset.x-k8s.io/name" not in _selector(kube, namespace, c)
+                assert "disaggregatedset.x-k8s.io/name" not in service_selector(
+                    kube, namespace, f"{G}-{c}"
+                )
             eventually(
                 lambda: owner_uids(kube.get("Service", namespace, MODEL_SERVICE)) == dcd_uids,
                 deadline=DEADLINE,
@@ -244,7 +242,7 @@ def test_services_go_back_to_the_dcds_when_the_ds_is_already_gone(control_plane,
         wait_ready(kube, namespace, G, fake, what="the DS graph to be Ready")
     graph_uid = kube.get(DGD, namespace, G)["metadata"]["uid"]
     assert controller(kube.get("Service", namespace, f"{G}-decode"))["uid"] == graph_uid
-    kube.edit_graph(namespace, G, _add_adapter)
+    kube.edit_graph(namespace, G, add_scaling_adapter)
     kube.delete(DS, namespace, G)
     eventually(lambda: kube.get(DS, namespace, G) is None, deadline=DEADLINE, what="the DS gone")
     with running_agent(control_plane.kubeconfig, namespace=namespace):

@@ -6,7 +6,7 @@ from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
-from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, ENABLE_GROVE, annotate, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
     DGD,
@@ -32,7 +32,7 @@ def test_grove_to_component_keeps_the_pcs_until_the_dcds_are_ready(control_plane
         kube.edit_graph(
             namespace,
             "gc",
-            lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_GROVE: "false"}),
+            annotate({ENABLE_GROVE: "false"}),
         )
         eventually(
             lambda: (

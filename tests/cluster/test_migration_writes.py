@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from tests.cluster.support.dsgraph import (
+    add_scaling_adapter,
     ds_step,
     enable_ds,
     owner_uids,
@@ -37,7 +38,7 @@ MODEL = {"modelRef": {"name": "Qwen/Qwen3-0.6B"}}
 MODEL_SERVICE = "dynamo-model-fb68f5a6"
 ROLES = ("decode", "prefill")
 # Long enough that no progress write falls due during a test: every status write then reports
-# a change of state (the interval itself is the unit tier's, tests/unit/test_status_progress.py).
+# a change of state (the interval itself is the unit tier's, tests/unit/programs/test_status_progress.py).
 HOLD = ("--status-progress-interval", "1h")
 
 
@@ -124,13 +125,6 @@ def test_a_cutover_writes_the_graph_status_once_per_state_it_reports(
     assert not repeats(writes, G), f"status writes reporting what the one before did: {reports}"
 
 
-def _add_adapter(g: dict[str, Any]) -> None:
-    """prefill gets a scalingAdapter: the graph is no longer DS-eligible (fallback)."""
-    for c in g["spec"]["components"]:
-        if c["name"] == "prefill":
-            c["scalingAdapter"] = {}
-
-
 def test_co_owners_of_a_model_service_do_not_race_during_a_fallback(control_plane, kube, namespace):
     """DS -> DCD fallback: the graph hands the model Service it controls to a new DCD and
     leaves it while both new DCDs join it, all at once. Each join costs at most one refused
@@ -142,7 +136,7 @@ def test_co_owners_of_a_model_service_do_not_race_during_a_fallback(control_plan
             wait_ready(kube, namespace, G, fake, what="the DS graph to be Ready")
             assert controller(kube.get("Service", namespace, MODEL_SERVICE))["kind"] == DGD
             start = len(proxy.writes)
-            kube.edit_graph(namespace, G, _add_adapter)
+            kube.edit_graph(namespace, G, add_scaling_adapter)
             wait_fallen_back(kube, namespace, G, fake, what="the fallback to DCDs, the DS deleted")
             dcds = {kube.get(DCD, namespace, f"{G}-{c}")["metadata"]["uid"] for c in ROLES}
             eventually(

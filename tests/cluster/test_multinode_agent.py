@@ -13,6 +13,7 @@ from typing import Any
 
 from tests.support.agent import running_agent
 from tests.support.graphs import component, graph
+from tests.support.kube import main_of
 from tests.support.polling import eventually
 
 DEADLINE = 60.0
@@ -22,15 +23,11 @@ DCD = "DynamoComponentDeployment"
 
 def _engine(name: str, ctype: str) -> dict[str, Any]:
     """vLLM with tensor parallel 16 on 8 GPUs per node: one engine over two nodes."""
-    c = component(name, ctype, multinode=True)
+    c = component(name, ctype, nodes=2)
     main = c["podTemplate"]["spec"]["containers"][0]
     main["args"] = ["--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "16"]
     main["resources"] = {"limits": {"nvidia.com/gpu": "8"}}
     return c
-
-
-def _main(template: dict[str, Any]) -> dict[str, Any]:
-    return next(c for c in template["spec"]["containers"] if c["name"] == "main")
 
 
 def _managers(obj: dict[str, Any]) -> set[str]:
@@ -53,7 +50,7 @@ def test_component_pathway_launch_and_wait_leader_config_map(control_plane, kube
             what="the LeaderWorkerSet of the multinode component",
         )
         templates = lws["spec"]["leaderWorkerTemplate"]
-        leader, worker = _main(templates["leaderTemplate"]), _main(templates["workerTemplate"])
+        leader, worker = main_of(templates["leaderTemplate"]), main_of(templates["workerTemplate"])
         assert leader["command"] == worker["command"] == ["/bin/sh", "-c"]
         assert leader["args"][0].startswith(
             "ray start --head --port=6379 && python3 -m dynamo.vllm"
@@ -107,7 +104,7 @@ def test_standalone_mp_dcd_gets_its_own_wait_leader_config_map(control_plane, ku
         )
         worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]
         assert [c["name"] for c in worker["spec"]["initContainers"]] == ["wait-for-leader-mp"]
-        assert "--headless" in _main(worker)["args"]
+        assert "--headless" in main_of(worker)["args"]
         config_map = eventually(
             lambda: kube.get("ConfigMap", namespace, "solo-wait-leader-script"),
             deadline=DEADLINE,

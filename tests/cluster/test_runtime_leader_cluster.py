@@ -13,6 +13,7 @@ from syncagent.runtime.leader import (
     micro_time,
 )
 from syncagent.runtime.metrics import Metrics
+from tests.cluster.support.runtime import lease
 from tests.support.polling import eventually_async
 
 pytestmark = pytest.mark.anyio
@@ -22,10 +23,6 @@ TIMINGS = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}
 
 def config(namespace: str, identity: str, **extra) -> LeaseConfig:
     return LeaseConfig(namespace=namespace, name="agent", identity=identity, **{**TIMINGS, **extra})
-
-
-async def lease(client, namespace: str) -> dict:
-    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))
 
 
 class Candidate:

@@ -15,24 +15,11 @@ from syncagent.runtime.leader import LEASE, LeaseConfig, micro_time
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import WatchTarget
-from tests.cluster.support.runtime import config_map, create
+from tests.cluster.support.runtime import config_map, create, lease
 from tests.support.polling import eventually_async
+from tests.support.rawhttp import fetch, get
 
 pytestmark = pytest.mark.anyio
-
-
-async def http_get(port: int, path: str) -> tuple[int, str]:
-    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        await stream.send(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        chunks = []
-        with anyio.fail_after(5):
-            try:
-                while True:
-                    chunks.append(await stream.receive())
-            except anyio.EndOfStream:
-                pass
-    head, _, body = b"".join(chunks).decode().partition("\r\n\r\n")
-    return int(head.split()[1]), body
 
 
 class Agent:
@@ -100,11 +87,11 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
         tg.start_soon(agent.run)
         await eventually_async(lambda: agent.manager.port is not None, deadline=10, what="the port")
         port = agent.manager.port
-        status, _ = await http_get(port, "/healthz")
+        status, _, _ = await fetch(port, get("/healthz"))
         assert status == 200
 
         async def ready() -> bool:
-            return (await http_get(port, "/readyz"))[0] == 200
+            return (await fetch(port, get("/readyz")))[0] == 200
 
         await eventually_async(ready, deadline=10, what="/readyz")
         await eventually_async(
@@ -116,7 +103,7 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
         )
         assert f"{namespace}/ignored" not in agent.reconciled
 
-        status, text = await http_get(port, "/metrics")
+        status, _, text = await fetch(port, get("/metrics"))
         assert status == 200
         assert 'syncagent_reconcile_total{controller="configmaps",result="success"}' in text
         assert 'syncagent_leader{lease="' + namespace + '/agent"} 1' in text
@@ -127,10 +114,6 @@ async def test_one_agent_reconciles_probes_and_metrics(async_client, namespace):
             await agent.done.wait()
     spec = (await lease(async_client, namespace))["spec"]
     assert not spec.get("holderIdentity")  # released on shutdown
-
-
-async def lease(client, namespace: str) -> dict:
-    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))
 
 
 async def test_two_agents_only_the_leader_reconciles_and_shutdown_drains_then_hands_over(

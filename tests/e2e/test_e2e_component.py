@@ -16,7 +16,7 @@ from tests.e2e.support.observe import (
     wait_ready_endpoints,
 )
 from tests.support.agent import running_agent
-from tests.support.graphs import example_graph
+from tests.support.graphs import annotate, example_graph
 from tests.support.kube import DCD, DGD, LWS, condition, names
 from tests.support.polling import eventually
 
@@ -72,9 +72,7 @@ def test_dcds_become_ready_from_deployments_and_lws_the_controllers_run(
         # reconcile of the graph and its DCDs writes nothing
         writes = agent.scrape().writes()
         before = agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
-        kube.edit_graph(
-            namespace, "demo", lambda g: g["metadata"].setdefault("annotations", {}).update(t="1")
-        )
+        kube.edit_graph(namespace, "demo", annotate({"t": "1"}))
         eventually(
             lambda: agent.scrape().sum("syncagent_reconcile_total", controller="dgd") > before,
             deadline=DEADLINE,

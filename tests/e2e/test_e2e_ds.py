@@ -25,8 +25,18 @@ from tests.e2e.support.observe import (
     wait_ready_endpoints,
 )
 from tests.support.agent import running_agent
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
-from tests.support.kube import DCD, DGD, DS, Kube, condition, controller, events_for, names
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
+from tests.support.kube import (
+    DCD,
+    DGD,
+    DS,
+    Kube,
+    condition,
+    controller,
+    events_for,
+    names,
+    service_selector,
+)
 from tests.support.polling import eventually
 
 G = "vllm-disagg"
@@ -39,19 +49,11 @@ RESTART_AT = "nvidia.com/restartAt"
 TEMPLATE_HASH = "nvidia.com/dynamo-ds-template-hash"
 
 
-def _selector(kube: Kube, ns: str, component: str) -> dict:
-    return (kube.get("Service", ns, f"{G}-{component}") or {}).get("spec", {}).get("selector", {})
-
-
 def _revisions(kube: Kube, ns: str) -> set[str]:
     ds = kube.get(DS, ns, G)
     return (
         {c["metadata"]["labels"][DS_REVISION] for c in ds_children(kube, ns, ds)} if ds else set()
     )
-
-
-def _reconciles(agent) -> float:
-    return agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
 
 
 def _ds_graph(ns: str, **extra) -> dict:
@@ -78,7 +80,7 @@ def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, kube
                 assert pod["spec"]["serviceAccountName"] == f"{G}-k8s-service-discovery"
                 env = {e["name"] for e in pod["spec"]["containers"][0].get("env", [])}
                 assert {"LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX", "LWS_GROUP_SIZE"} <= env
-            assert _selector(kube, namespace, role)[DS_REVISION] == revision
+            assert service_selector(kube, namespace, f"{G}-{role}")[DS_REVISION] == revision
             wait_ready_endpoints(kube, namespace, f"{G}-{role}", 1)
             status = graph["status"]["components"][role]
             assert status["componentKind"] == "LeaderWorkerSet"
@@ -86,11 +88,9 @@ def test_ds_graph_becomes_ready_through_the_real_controllers(control_plane, kube
         assert names(kube, DCD, namespace) == {f"{G}-frontend"}
         wait_ready_endpoints(kube, namespace, f"{G}-frontend", 1)
         # converged: a forced reconcile on live controllers writes nothing
-        writes, before = agent.scrape().writes(), _reconciles(agent)
-        kube.edit_graph(
-            namespace, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch="1")
-        )
-        eventually(lambda: _reconciles(agent) > before, deadline=DEADLINE, what="a reconcile")
+        writes, before = agent.scrape().writes(), agent.dgd_reconciles()
+        kube.edit_graph(namespace, G, annotate({"touch": "1"}))
+        eventually(lambda: agent.dgd_reconciles() > before, deadline=DEADLINE, what="a reconcile")
         assert graph_ready(kube, namespace, G)
         assert agent.scrape().writes() == writes
 
@@ -166,7 +166,7 @@ def test_sequential_restart_rolls_one_revision_and_completes(control_plane, kube
             lwt = child["spec"]["leaderWorkerTemplate"]
             assert lwt["leaderTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
             assert lwt["workerTemplate"]["metadata"]["annotations"][RESTART_AT] == "r1"
-        assert all(_selector(kube, namespace, r)[DS_REVISION] == new for r in ROLES)
+        assert all(service_selector(kube, namespace, f"{G}-{r}")[DS_REVISION] == new for r in ROLES)
         recorder.assert_served_throughout()
 
 
@@ -194,7 +194,7 @@ def test_image_change_rolls_the_ds_with_ready_endpoints_throughout(control_plane
                 what="the new revision serving and the old one gone",
             )
         (new,) = _revisions(kube, namespace)
-        assert all(_selector(kube, namespace, r)[DS_REVISION] == new for r in ROLES)
+        assert all(service_selector(kube, namespace, f"{G}-{r}")[DS_REVISION] == new for r in ROLES)
         # the garbage collector deletes the old LeaderWorkerSet's pods after it, on its own time
         eventually(
             lambda: (
@@ -224,7 +224,7 @@ def test_component_to_ds_cutover_hands_services_over_without_an_endpoint_gap(
             kube.edit_graph(
                 namespace,
                 G,
-                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+                annotate({ENABLE_DS: "true"}),
             )
             eventually(
                 lambda: (

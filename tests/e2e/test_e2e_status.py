@@ -16,9 +16,10 @@ import orjson
 
 from tests.e2e.support.observe import DEADLINE, graph_ready, wait_ready
 from tests.support.agent import running_agent
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import DCD, DGD, DS, controller, names
 from tests.support.polling import eventually
+from tests.support.signals import with_default_sigint
 
 G = "status-cutover"
 ROLES = ("decode", "prefill")
@@ -29,8 +30,9 @@ class Frames:
 
     def __init__(self, kubeconfig: str, namespace: str) -> None:
         argv = [sys.executable, "-m", "syncagent.cli.main", "status", G, "-w", "-o", "json"]
+        # Stopped with ^C below: SIGINT's default disposition, whatever this run inherited.
         self.proc = subprocess.Popen(
-            [*argv, "-n", namespace, "--kubeconfig", kubeconfig],
+            with_default_sigint([*argv, "-n", namespace, "--kubeconfig", kubeconfig]),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -84,7 +86,7 @@ def test_status_follows_a_cutover(control_plane, kube, namespace) -> None:
             kube.edit_graph(
                 namespace,
                 G,
-                lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"}),
+                annotate({ENABLE_DS: "true"}),
             )
             eventually(
                 lambda: (

@@ -59,7 +59,7 @@ def _graphs(ns: str) -> dict[str, dict[str, Any]]:
             [front, component("prefill", "prefill"), component("decode", "decode")],
             **off,
         ),
-        "multinode": graph(ns, "mn", [front, component("worker", "worker", multinode=True)], **off),
+        "multinode": graph(ns, "mn", [front, component("worker", "worker", nodes=2)], **off),
         "shared-model-service": graph(
             ns,
             "model",

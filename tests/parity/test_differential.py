@@ -18,35 +18,30 @@ from __future__ import annotations
 import functools
 import os
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from syncagent.ssa.api import KubeApi
 from tests.parity.support import diff_graphs
+from tests.parity.support.diff_cases import cases_for, reference_cases
 from tests.parity.support.diff_report import failure_message, stale_differences
-from tests.parity.support.diff_run import TAKEOVER, CaseResult, DiffCase, ServerStore, run_cases
+from tests.parity.support.diff_run import CaseResult, DiffCase, ServerStore, run_cases
 from tests.parity.support.differential import Pathway
 from tests.parity.support.reference import (
     REPO,
-    graph_files,
     missing_reference,
     params_or_missing,
     reference_root,
-    relative_id,
 )
 from tests.parity.support.upstream_harness import BuildReport, ensure_harness
-from tests.parity.test_reference_graphs import ds_eligible, graph_text
 from tests.support.parity_differences import Difference, parse_differences
 
 EXAMPLES = int(os.environ.get("SYNCAGENT_DIFF_EXAMPLES") or 200)
 # A run's seed: given, to reproduce a failing run, or drawn and printed with any failure.
 SEED = int(os.environ.get("SYNCAGENT_DIFF_SEED") or random.randrange(2**32))
-ENABLE_GROVE = "nvidia.com/enable-grove"
 
 
 pytestmark = pytest.mark.cluster
@@ -67,50 +62,6 @@ def harness() -> BuildReport:
     state = "built" if report.built else "cached"
     print(f"differential harness {state} in {report.seconds:.1f}s: {report.binary}")
     return report
-
-
-def pathways(graph: dict[str, Any]) -> list[Pathway]:
-    """Where a graph can be compared. Grove: unless the graph opts out (upstream then renders
-    Component objects whatever its gate says). DisaggregatedSet: when eligible."""
-    out = [Pathway.COMPONENT]
-    annotations = graph.get("metadata", {}).get("annotations") or {}
-    if str(annotations.get(ENABLE_GROVE, "")).lower() != "false":
-        out.append(Pathway.GROVE)
-    if ds_eligible(graph["spec"].get("components") or []):
-        out.append(Pathway.DISAGGREGATEDSET)
-    return out
-
-
-def cases_for(
-    source: str, docs: Sequence[dict[str, Any]], namespace: str, backend: str = ""
-) -> list[DiffCase]:
-    graph = next(d for d in docs if d.get("kind") == "DynamoGraphDeployment")
-    cases = [
-        DiffCase(f"diff/{p.value}/{source}", p, docs, namespace, discovery_backend=backend)
-        for p in pathways(graph)
-    ]
-    # The same graph taken over from upstream's operator: rendered with the worker hash that
-    # operator recorded on it, compared without D1/D2 (the names and worker-hash fields match).
-    takeover = DiffCase(
-        f"diff/{TAKEOVER}/{source}",
-        Pathway.COMPONENT,
-        docs,
-        namespace,
-        discovery_backend=backend,
-        takeover=True,
-    )
-    return [*cases, takeover]
-
-
-# -- reference graphs -------------------------------------------------------------------------
-
-
-def reference_cases() -> list[DiffCase]:
-    cases = []
-    for index, path in enumerate(graph_files()):
-        docs = [d for d in yaml.safe_load_all(graph_text(path)) if isinstance(d, dict)]
-        cases += cases_for(f"reference/{relative_id(path)}", docs, f"ref-{index}")
-    return cases
 
 
 _REFERENCE_RESULTS: dict[str, CaseResult] = {}

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from syncagent.ssa.api import KubeApi
+from tests.parity.support.diff_cases import reference_cases
 from tests.parity.support.reference import (
     REPO,
     GoldenCase,
@@ -66,8 +67,6 @@ async def test_golden_contract(
 def test_every_listed_difference_names_existing_cases() -> None:
     # The differential tier's reference cases count too (its generated ones share their ids'
     # shape); whether each difference still edits something there, that tier checks.
-    from tests.parity.test_differential import reference_cases
-
     ids = [c.id for c in golden_cases()] + [c.id for c in reference_cases()]
     for difference in differences():
         assert any(difference.applies_to(i) for i in ids), (

@@ -12,7 +12,6 @@ server-side dry-run apply on the test control plane. The expected launch text co
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,15 @@ from tests.parity.support.launch_oracle import (
     lws_deployer,
 )
 from tests.parity.support.reference import (
+    WORKER_TYPES,
     dry_run_all,
+    ds_eligible,
     dump,
     graph_files,
+    graph_text,
     in_namespace,
     missing_reference,
+    node_count,
     params_or_missing,
     relative_id,
     syncagent,
@@ -42,8 +45,6 @@ from tests.parity.support.reference import (
 
 pytestmark = pytest.mark.cluster
 PROGRAMS = ("component", "grove", "disaggregatedset")
-WORKER_TYPES = ("worker", "prefill", "decode")
-ALPHA = "nvidia.com/v1alpha1"
 PASS_ANNOTATIONS = (
     "nvidia.com/vllm-distributed-executor-backend",
     "nvidia.com/dynamo-operator-origin-version",
@@ -54,36 +55,6 @@ def _params() -> list[Any]:
     files = [] if missing_reference() else graph_files()
     cases = [(f, p) for f in files for p in PROGRAMS]
     return params_or_missing(cases, [f"{relative_id(f)}-{p}" for f, p in cases])
-
-
-@functools.cache
-def graph_text(path: Path) -> str:
-    """The file as v1beta1: v1alpha1 graphs go through ``syncagent convert``."""
-    text = path.read_text()
-    if not any(d.get("apiVersion") == ALPHA for d in yaml.safe_load_all(text) if d):
-        return text
-    proc = syncagent("convert", "-f", str(path))
-    assert proc.returncode == 0, (
-        f"syncagent convert -f {path} exited {proc.returncode}: {proc.stderr}"
-    )
-    return proc.stdout
-
-
-def node_count(component: Mapping[str, Any]) -> int:
-    """The CRD's answer: ``multinode`` absent is one node, ``nodeCount`` defaults to 2."""
-    multinode = component.get("multinode")
-    return 1 if multinode is None else int(multinode.get("nodeCount", 2))
-
-
-def ds_eligible(components: list[Mapping[str, Any]]) -> bool:
-    """spec/disaggregatedset.md §1 with every capability on."""
-    candidates = [c for c in components if node_count(c) > 1 and c.get("type") in WORKER_TYPES]
-    replicas = {int(c.get("replicas", 1)) == 0 for c in candidates}
-    return (
-        2 <= len(candidates) <= 10
-        and not any("scalingAdapter" in c for c in candidates)
-        and len(replicas) == 1
-    )
 
 
 def main_of(pod_spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,24 +11,17 @@ field, and every graph is admitted once its exceptions are granted. The list is 
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from lightkube import Client
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Namespace
 
 from syncagent.devcluster import ControlPlane
-from tests.cluster.support.graph_policy import refusal
-from tests.parity.support.reference import graph_files, in_namespace, relative_id
-from tests.parity.test_reference_graphs import graph_text
-from tests.support.helm import Helm
+from tests.cluster.support.graph_policy import policy_release, refusal
+from tests.parity.support.reference import graph_files, graph_text, in_namespace, relative_id
 from tests.support.kube import Kube
-from tests.support.polling import eventually
 
 pytestmark = pytest.mark.cluster
 BASELINE_CAPABILITIES = {
@@ -76,35 +69,19 @@ def _graphs(ns: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-@contextlib.contextmanager
+def _probe(ns: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "probe", "namespace": ns},
+        "spec": {"backendFramework": "vllm", "podTemplate": {"spec": PROBE}},
+    }
+
+
 def _policy(
     control_plane: ControlPlane, client: Client, kube: Kube, tmp_path: Path, *sets: str
-) -> Iterator[str]:
-    ns = f"rp-{uuid.uuid4().hex[:8]}"
-    client.create(Namespace(metadata=ObjectMeta(name=ns)))
-    helm = Helm(control_plane, tmp_path)
-    try:
-        helm.install(
-            ns,
-            ns,
-            "crds.install=false",
-            f"watchNamespaces={{{ns}}}",
-            "graphPolicy.enabled=true",
-            *sets,
-        )
-        probe = {
-            "apiVersion": "nvidia.com/v1beta1",
-            "kind": "DynamoComponentDeployment",
-            "metadata": {"name": "probe", "namespace": ns},
-            "spec": {"backendFramework": "vllm", "podTemplate": {"spec": PROBE}},
-        }
-        eventually(lambda: refusal(kube, probe), deadline=60.0, what="the policy to act")
-        try:
-            yield ns
-        finally:
-            helm.uninstall(ns, ns)
-    finally:
-        client.delete(Namespace, ns)
+) -> contextlib.AbstractContextManager[str]:
+    return policy_release(control_plane, client, kube, tmp_path, *sets, probe=_probe, prefix="rp")
 
 
 def test_reference_graphs_need_only_the_listed_exceptions(

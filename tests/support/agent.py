@@ -161,6 +161,10 @@ class Agent:
         except OSError:
             return False
 
+    def dgd_reconciles(self) -> float:
+        """Graph reconciles so far: a test waits for the count to pass what it read before."""
+        return self.scrape().sum("syncagent_reconcile_total", controller="dgd")
+
     def is_leader(self) -> bool:
         return self.scrape().sum("syncagent_leader") == 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 from collections.abc import Iterator
@@ -147,3 +148,10 @@ def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``body`` controlled by ``owner``."""
+    body = copy.deepcopy(body)
+    body["metadata"]["ownerReferences"] = [controller_ref(owner)]
+    return body

@@ -192,3 +192,13 @@ def events_for(kube: Kube, ns: str, name: str, reason: str) -> list[dict[str, An
         for e in kube.list("Event", ns)
         if e.get("involvedObject", {}).get("name") == name and e.get("reason") == reason
     ]
+
+
+def main_of(template: dict[str, Any]) -> dict[str, Any]:
+    """The ``main`` container of a pod template."""
+    return next(c for c in template["spec"]["containers"] if c["name"] == "main")
+
+
+def service_selector(kube: Kube, ns: str, name: str) -> dict[str, str]:
+    """The selector of Service ``name``; empty while it does not exist."""
+    return (kube.get("Service", ns, name) or {}).get("spec", {}).get("selector", {})

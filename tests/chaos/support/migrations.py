@@ -26,7 +26,7 @@ from typing import Any
 from tests.e2e.support.observe import DEADLINE, DS_NAME, EndpointRecorder, graph_ready, wait_ready
 from tests.support.agent import Agent, reconciled, running_agent
 from tests.support.apiproxy import ApiProxy, Write
-from tests.support.graphs import ENABLE_DS, ds_components, ds_graph
+from tests.support.graphs import ENABLE_DS, annotate, ds_components, ds_graph
 from tests.support.kube import (
     DCD,
     DGD,
@@ -155,6 +155,19 @@ class Outcome:
         )
 
 
+def bad(outcome: Outcome | str) -> str | None:
+    """Why a run fails R1, or None. A run whose crash point was not reached, or whose
+    recorder stopped listening or saw nothing, proved nothing: it fails too."""
+    if isinstance(outcome, str):
+        return outcome
+    problems = list(outcome.recorder_problems)
+    if outcome.crash_at is not None and not outcome.killed:
+        problems.append(f"crash point {outcome.crash_at} was never reached")
+    if outcome.violations or outcome.resync_writes != 0 or outcome.strays or problems:
+        return f"{outcome.describe()}; {problems}; first gaps: {outcome.violations[:2]}"
+    return None
+
+
 class Killer:
     """``on_write`` for the proxy: SIGKILL the agent once write ``k`` is answered by the server."""
 
@@ -267,9 +280,7 @@ def _resync(kube: Kube, ns: str, agent: Agent, n: int) -> None:
     reconcile (a component's status waking the graph) may end first; counting that one would
     close the window before the touch's own reconcile and its writes. Versions are compared
     as numbers: etcd's revisions order the writes of this one test cluster."""
-    touched = kube.edit_graph(
-        ns, G, lambda g: g["metadata"].setdefault("annotations", {}).update(touch=str(n))
-    )
+    touched = kube.edit_graph(ns, G, annotate({"touch": str(n)}))
     version = int(touched["metadata"]["resourceVersion"])
     try:
         eventually(

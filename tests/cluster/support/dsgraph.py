@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.support.fake_ds import FakeDsController
 from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
-from tests.support.graphs import ENABLE_DS
+from tests.support.graphs import ENABLE_DS, annotate
 from tests.support.kube import DS, Kube, ready_reason
 from tests.support.polling import eventually
 
@@ -55,11 +55,17 @@ def wait_fallen_back(kube: Kube, ns: str, graph: str, fake: FakeDsController, *,
 
 def enable_ds(kube: Kube, ns: str, graph: str) -> None:
     """Annotate ``graph`` to ask for the DisaggregatedSet pathway."""
-    kube.edit_graph(
-        ns, graph, lambda g: g["metadata"].setdefault("annotations", {}).update({ENABLE_DS: "true"})
-    )
+    kube.edit_graph(ns, graph, annotate({ENABLE_DS: "true"}))
 
 
 def owner_uids(obj: dict[str, Any] | None) -> set[str]:
     """The UIDs of every owner reference of ``obj`` (none when it is absent)."""
     return {r["uid"] for r in ((obj or {}).get("metadata") or {}).get("ownerReferences") or ()}
+
+
+def add_scaling_adapter(graph: dict[str, Any]) -> None:
+    """A change for ``Kube.edit_graph``: prefill gets a scalingAdapter, so the graph is no longer
+    DisaggregatedSet-eligible (the fallback to Component)."""
+    for c in graph["spec"]["components"]:
+        if c["name"] == "prefill":
+            c["scalingAdapter"] = {}

@@ -3,11 +3,21 @@ tier's recipe check): each edits one pod template the way one Pod Security contr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from lightkube import Client
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Namespace
+
+from syncagent.devcluster import ControlPlane
 from tests.support.graphs import component, graph
+from tests.support.helm import Helm
 from tests.support.kube import DCD, ApiFailure, Kube
+from tests.support.polling import eventually
 
 Template = dict[str, Any]
 Change = Callable[[Template], None]
@@ -176,3 +186,38 @@ def refusal(kube: Kube, doc: dict[str, Any]) -> str | None:
     except ApiFailure as err:
         return str(err.body.get("message"))
     return None
+
+
+@contextlib.contextmanager
+def policy_release(
+    control_plane: ControlPlane,
+    client: Client,
+    kube: Kube,
+    tmp_path: Path,
+    *sets: str,
+    probe: Callable[[str], dict[str, Any]],
+    prefix: str,
+    labels: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """A release whose graph policy covers its own namespace; yields that namespace once the
+    server refuses ``probe(namespace)`` (the policy acts a moment after the install)."""
+    ns = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    client.create(Namespace(metadata=ObjectMeta(name=ns, labels=labels)))
+    helm = Helm(control_plane, tmp_path)
+    try:
+        helm.install(
+            ns,
+            ns,
+            "crds.install=false",
+            f"watchNamespaces={{{ns}}}",
+            "graphPolicy.enabled=true",
+            *sets,
+        )
+        try:
+            doc = probe(ns)
+            eventually(lambda: refusal(kube, doc), deadline=60.0, what="the policy to act")
+            yield ns
+        finally:
+            helm.uninstall(ns, ns)
+    finally:
+        client.delete(Namespace, ns)

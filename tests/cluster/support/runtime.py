@@ -10,6 +10,7 @@ import httpx2
 from syncagent.kube.kinds import CONFIG_MAP, EVENT
 from syncagent.rest.request import MERGE_PATCH, build
 from syncagent.rest.transport import call
+from syncagent.runtime.leader import LEASE
 
 
 def config_map(
@@ -77,3 +78,8 @@ def event(namespace: str, name: str, *, labels: dict[str, str] | None = None) ->
 async def create_event(client: Any, obj: dict[str, Any]) -> dict[str, Any]:
     ns = obj["metadata"]["namespace"]
     return await call(client, build(EVENT, "create", namespace=ns, body=obj))
+
+
+async def lease(client: Any, namespace: str) -> dict[str, Any]:
+    """The agents' Lease (named ``agent``) as the server holds it."""
+    return await call(client, build(LEASE, "get", namespace=namespace, name="agent"))

@@ -47,6 +47,7 @@ from tests.support.graphs import (
     component,
     ds_components,
     graph,
+    grove_components,
     typed_components,
 )
 from tests.support.helm import component as standalone_component
@@ -82,11 +83,7 @@ def _frontend() -> list[dict[str, Any]]:
 
 
 def _multinode() -> list[dict[str, Any]]:
-    return [component("prefill", "prefill", multinode=True)]
-
-
-def _grove() -> list[dict[str, Any]]:
-    return [component("frontend", "frontend"), component("decode", "decode", multinode=True)]
+    return [component("prefill", "prefill", nodes=2)]
 
 
 def _labelled(obj: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
@@ -200,9 +197,9 @@ CASES: list[Case] = [
         "PodCliqueSet",
         "grove.io",
         "podcliquesets",
-        _grove(),
+        grove_components(),
         GROVE_PATHWAY,
-        lambda g: pcs_name(g, typed_components(_grove())),
+        lambda g: pcs_name(g, typed_components(grove_components())),
         lambda ns, name, g: objects.podcliqueset(ns, name),
     ),
 ]

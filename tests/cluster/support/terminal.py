@@ -6,31 +6,27 @@ types it; a thread reads the terminal's other end so the command never blocks on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
+import selectors
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Sequence
 
-# SIGINT's disposition is inherited across exec: a run started in the background by a
-# non-interactive shell ignores it, and so would the command, which then never sees the ^C a
-# test sends. The command is exec'd with the default disposition restored.
-_WITH_SIGINT = (
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execvp(sys.argv[1], sys.argv[1:])",
-)
+from tests.support.signals import with_default_sigint
+
+_READER_DEADLINE = 10.0
 
 
 class Terminal:
     def __init__(self, argv: Sequence[str], *, env: dict[str, str], columns: int = 200) -> None:
         main, side = pty.openpty()
         env = {**env, "COLUMNS": str(columns), "LINES": "60", "TERM": "xterm-256color"}
+        # The test stops ``-w`` with ^C, as a user does (tests/support/signals.py).
         self.proc = subprocess.Popen(
-            [*_WITH_SIGINT, *argv],
+            with_default_sigint(argv),
             stdin=side,
             stdout=side,
             stderr=side,
@@ -39,21 +35,39 @@ class Terminal:
         )
         os.close(side)
         self._main = main
+        # close() wakes the reader through this pipe: a descendant of the command may hold the
+        # terminal open, so the terminal alone may never tell the reader to stop.
+        self._wake_read, self._wake_write = os.pipe()
         self._chunks: list[bytes] = []
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
-        while True:
-            try:
-                data = os.read(self._main, 65536)
-            except OSError:  # the command closed the terminal (EIO)
-                return
-            if not data:
-                return
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._main, selectors.EVENT_READ)
+            selector.register(self._wake_read, selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in selector.select()}
+                if self._main in ready and not self._take():
+                    return
+                if self._wake_read in ready:
+                    return
+
+    def _take(self) -> bool:
+        """One read of the terminal; False once the command's side is closed."""
+        try:
+            data = os.read(self._main, 65536)
+        except OSError:  # every holder of the other side closed it (EIO)
+            return False
+        if data:
             with self._lock:
                 self._chunks.append(data)
+        return bool(data)
+
+    @property
+    def reading(self) -> bool:
+        return self._reader.is_alive()
 
     def output(self) -> str:
         with self._lock:
@@ -74,11 +88,26 @@ class Terminal:
         return code
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        """Ends the command's process group and the reader, then closes the descriptors.
+
+        A descriptor is closed only once the reader has ended: its number may be reused at once
+        (by the test's next connection to the API server, say), and a reader still in
+        ``os.read`` would then take that socket's bytes.
+        """
+        if self.proc.returncode is None:
+            # Not reaped yet, so its pid, the group's id, cannot have been reused.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
-        self._reader.join(timeout=10)
-        os.close(self._main)
+        os.write(self._wake_write, b"\0")
+        self._reader.join(timeout=_READER_DEADLINE)
+        if self._reader.is_alive():
+            raise AssertionError(
+                f"the terminal's reader of {self.proc.args!r} did not end within "
+                f"{_READER_DEADLINE:.0f} s; its descriptors are left open rather than reused"
+            )
+        for fd in (self._main, self._wake_read, self._wake_write):
+            os.close(fd)
 
     def __enter__(self) -> Terminal:
         return self

@@ -6,9 +6,10 @@ nothing of it is copied into the project. Missing data fails the tier, never ski
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from tests.support.upstream_source import DEFAULT_REFERENCE, reference_root
 REPO = Path(__file__).resolve().parents[3]
 OUR_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 INPUT_MANAGER = "parity-input"
+WORKER_TYPES = ("worker", "prefill", "decode")
+ALPHA = "nvidia.com/v1alpha1"
 
 
 def missing_reference() -> str | None:
@@ -153,3 +156,33 @@ def in_namespace(docs: Sequence[dict[str, Any]], namespace: str) -> list[dict[st
 
 def dump(docs: Sequence[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(list(docs), sort_keys=False)
+
+
+@functools.cache
+def graph_text(path: Path) -> str:
+    """The file as v1beta1: v1alpha1 graphs go through ``syncagent convert``."""
+    text = path.read_text()
+    if not any(d.get("apiVersion") == ALPHA for d in yaml.safe_load_all(text) if d):
+        return text
+    proc = syncagent("convert", "-f", str(path))
+    assert proc.returncode == 0, (
+        f"syncagent convert -f {path} exited {proc.returncode}: {proc.stderr}"
+    )
+    return proc.stdout
+
+
+def node_count(component: Mapping[str, Any]) -> int:
+    """The CRD's answer: ``multinode`` absent is one node, ``nodeCount`` defaults to 2."""
+    multinode = component.get("multinode")
+    return 1 if multinode is None else int(multinode.get("nodeCount", 2))
+
+
+def ds_eligible(components: list[Mapping[str, Any]]) -> bool:
+    """spec/disaggregatedset.md §1 with every capability on."""
+    candidates = [c for c in components if node_count(c) > 1 and c.get("type") in WORKER_TYPES]
+    replicas = {int(c.get("replicas", 1)) == 0 for c in candidates}
+    return (
+        2 <= len(candidates) <= 10
+        and not any("scalingAdapter" in c for c in candidates)
+        and len(replicas) == 1
+    )
