@@ -1,9 +1,9 @@
 """Shared logic of the laptop and debugging tools (``plan``, ``blame``, ``conflicts``,
 ``managers``, ``status``); the CLI modules only parse flags and print.
 
-- ``planengine``: an apply engine that only dry-runs, composes successive dry runs of one object
-  and records every apply and delete the programs ask for.
-- ``planner``: runs the agent's own programs for a graph against that engine.
+- ``planapplier``: the applier of ``plan``: it only dry-runs, composes successive dry runs of
+  one object and records every apply and delete the programs ask for.
+- ``planner``: runs the agent's own programs for a graph against that applier.
 - ``report``: the plan as rows (human text and the stable JSON of ``plan -o json``).
 - ``diff``: live vs dry-run result as a readable diff (server-set fields left out).
 - ``fieldpaths``: readable field paths resolved against objects.

@@ -3,7 +3,7 @@
 Seam for the programs: the DGD reconcile is the agent's (``programs.graph``: routing,
 validation, program choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
 program, as the agent's DCD reconciler would once the DCD exists. Both run against a
-:class:`~syncagent.inspect.planengine.PlanEngine` and a store read once from the server.
+:class:`~syncagent.inspect.planapplier.PlanApplier` and a store read once from the server.
 The DisaggregatedSet and Grove programs plug in through the controller: nothing here
 names a pathway.
 """
@@ -18,7 +18,8 @@ from typing import Any
 from lightkube import AsyncClient
 
 from fieldmanagers import component_status, graph_status
-from syncagent.inspect.planengine import PlanEngine
+from syncagent.api.schemas import LiveChecks
+from syncagent.inspect.planapplier import PlanApplier
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
@@ -43,6 +44,7 @@ from syncagent.ssa import (
     RequestCounter,
     ref_of,
 )
+from syncagent.ssa.applier import Applier
 from syncagent.ssa.compare import differences
 
 # The manager the plan's own dry run of the input graph uses: the graph is the user's to apply
@@ -83,13 +85,14 @@ class PlannedEvent:
 
 @dataclass
 class PlanRun:
-    engine: PlanEngine
+    engine: PlanApplier
     programs: Registry  # the composition root's
     inputs: list[InputRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
     status_writes: list[StatusWrite] = field(default_factory=list)
     events: list[PlannedEvent] = field(default_factory=list)
+    checks: LiveChecks = field(default_factory=LiveChecks)  # schema checks, remembered
 
 
 async def capabilities_of(
@@ -99,7 +102,7 @@ async def capabilities_of(
     return caps_mod.resolve(served, settings, declared=programs.capabilities())
 
 
-async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) -> DictStore:
+async def read_store(engine: PlanApplier, namespace: str, *, programs: Registry) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
     for kind in programs.store_kinds():
@@ -107,7 +110,7 @@ async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) 
     return DictStore(objects)
 
 
-async def _list(engine: PlanEngine, api_version: str, kind: str, namespace: str) -> list[Obj]:
+async def _list(engine: PlanApplier, api_version: str, kind: str, namespace: str) -> list[Obj]:
     try:
         return await engine.list(api_version, kind, namespace)
     except ApiError as err:
@@ -146,9 +149,9 @@ async def plan_documents(
     ``client`` is the agent's identity (``--as``); ``input_client`` the user's, for the dry
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
-    engine = PlanEngine(client, counter=counter)
+    engine = PlanApplier(Engine(client, counter=counter))
     caps = await capabilities_of(client, settings, programs=programs)
-    user = engine if input_client is None else Engine(input_client, dry_run=True)
+    user = engine if input_client is None else PlanApplier(Engine(input_client))
     run = PlanRun(engine, programs)
     return await _plan(run, docs, namespace, caps, discovery_backend, user)
 
@@ -159,7 +162,7 @@ async def _plan(
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
-    user: Engine,
+    user: Applier,
 ) -> PlanRun:
     engine = run.engine
     stores: dict[str, DictStore] = {}
@@ -183,7 +186,7 @@ async def _plan(
 
 
 async def _plan_input(
-    engine: PlanEngine, user: Engine, store: DictStore, body: dict[str, Any]
+    engine: PlanApplier, user: Applier, store: DictStore, body: dict[str, Any]
 ) -> ChangeSetEntry:
     """The server's view of the input once applied: a dry-run create, or a dry-run update.
 
@@ -224,10 +227,10 @@ _ATTEMPTS = 5
 
 
 async def _dry_run_input(
-    user: Engine, body: dict[str, Any], live: Mapping[str, Any] | None
+    user: Applier, body: dict[str, Any], live: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """A dry-run create (absent) or update (present, guarded by its resourceVersion), as the
-    user (``user`` is a dry-run engine on the user's client)."""
+    user (``user`` is a plan applier on the user's client)."""
     if live is None:
         return await user.create(body, manager=INPUT_MANAGER)
     body = {**body, "metadata": _keep_server_metadata(body["metadata"], live)}
@@ -274,6 +277,7 @@ async def _plan_graph(
         writer=writer,
         discovery_backend=backend,
         programs=run.programs,
+        checks=run.checks,
     )
     outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
@@ -293,7 +297,12 @@ async def _plan_component(
 ) -> None:
     writer = Writer(run.engine, on=dcd)
     ctx = ComponentContext(
-        dcd=dcd, caps=caps, store=store, writer=writer, discovery_backend=backend
+        dcd=dcd,
+        caps=caps,
+        store=store,
+        writer=writer,
+        discovery_backend=backend,
+        checks=run.checks,
     )
     outcome = await WorkloadProgram().reconcile(ctx)
     cond = status.find(outcome.status.get("conditions"), status.AVAILABLE) or {}
@@ -320,7 +329,7 @@ def _record_events(run: PlanRun, default: Obj, events: Sequence[QueuedEvent]) ->
         run.events.append(PlannedEvent(subject, event.type, event.reason, event.message))
 
 
-def _sync_store(store: DictStore, engine: PlanEngine) -> None:
+def _sync_store(store: DictStore, engine: PlanApplier) -> None:
     """What the watch caches would hold once one reconcile's writes arrived: the next
     reconcile (a DCD after its graph, the next DCD) reads them, as in the agent."""
     for obj in engine.records.composed.values():

@@ -10,7 +10,7 @@ import orjson
 
 from fieldmanagers import ownership
 from syncagent.inspect import diff
-from syncagent.inspect.planengine import Records
+from syncagent.inspect.planapplier import Records
 from syncagent.inspect.planner import INPUT_MANAGER, PlannedEvent, PlanRun, StatusWrite
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict

@@ -85,7 +85,7 @@ class KubeApi:
         return list(self._result(ref, response).get("items") or [])
 
     async def create(
-        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool = False
     ) -> dict[str, Any]:
         response = await self._request(
             ref, "create", body=body, field_manager=manager, dry_run=dry_run
@@ -93,7 +93,7 @@ class KubeApi:
         return self._result(ref, response)
 
     async def update(
-        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool = False
     ) -> dict[str, Any]:
         response = await self._request(
             ref, "update", body=body, field_manager=manager, dry_run=dry_run

@@ -261,11 +261,11 @@ async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_clie
 
 
 @pytest.mark.anyio
-async def test_plan_shows_the_change_and_writes_nothing(async_client, namespace):
+async def test_preview_shows_the_change_and_writes_nothing(async_client, namespace):
     engine = Engine(async_client)
     created = await engine.apply(deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER))
     writes = engine.counter.writes
-    planned = await engine.plan(deployment(namespace, replicas=4), ApplyOptions(manager=MANAGER))
+    planned = await engine.preview(deployment(namespace, replicas=4), ApplyOptions(manager=MANAGER))
     assert planned.action == "configured"
     assert planned.dry_run
     assert planned.object["spec"]["replicas"] == 4

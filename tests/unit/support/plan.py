@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from syncagent.inspect.planengine import Deleted, Recorded, Records, Refused
+from syncagent.inspect.planapplier import Deleted, Recorded, Records, Refused
 from syncagent.inspect.planner import PlanRun
 from syncagent.ssa import ChangeSetEntry, Conflict
 
