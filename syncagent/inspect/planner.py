@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from fieldmanagers import component_status, graph_status
 from syncagent.api.schemas import LiveChecks

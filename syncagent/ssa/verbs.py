@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import httpx2
+
 from syncagent.kube.objects import Body, ObjectRef
 from syncagent.rest.request import JSON_PATCH, MERGE_PATCH, path
 from syncagent.ssa.api import KubeApi, OnNotServed
@@ -21,13 +23,13 @@ from syncagent.ssa.options import ABSENT, Live
 
 
 class Verbs:
-    """``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
-    counts every request of that client. ``on_not_served`` is told of every object whose kind
+    """``client`` is the process's HTTP client (its connection is shared). ``counter`` counts
+    every request of that client. ``on_not_served`` is told of every object whose kind
     the server turned out not to serve (``KubeApi``)."""
 
     def __init__(
         self,
-        client: Any,
+        client: httpx2.AsyncClient,
         *,
         cache: ConvergenceCache | None = None,
         counter: RequestCounter | None = None,

@@ -48,7 +48,7 @@ def _plan(kubeconfig: Path, doc: dict) -> tuple[report.Plan, RequestCounter]:
                 counter=counter,
             )
         finally:
-            await client.close()
+            await client.aclose()
         return report.build(run)
 
     return anyio.run(go), counter
@@ -249,7 +249,7 @@ def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str,
             assert answer["data"] == {"a": "2"}  # the dry-run answer
             return engine.records.other_writes
         finally:
-            await client_.close()
+            await client_.aclose()
 
     assert anyio.run(go) == [f"PATCH {path}"]
     assert kube.request("GET", path)["data"] == {"a": "1"}

@@ -111,4 +111,4 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
         assert metrics.api_requests.total(verb="get", resource="") >= 4  # discovery documents
         assert metrics.api_requests.total(verb="list", resource="leaderworkersets") == 1
     finally:
-        await client.close()
+        await client.aclose()

@@ -118,7 +118,7 @@ def _with_engine(kubeconfig, work):
         try:
             return await work(Engine(client, counter=RequestCounter()))
         finally:
-            await client.close()
+            await client.aclose()
 
     return anyio.run(go)
 

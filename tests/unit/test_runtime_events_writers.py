@@ -11,9 +11,8 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from lightkube import AsyncClient
 
-from syncagent.rest.transport import http_client
+from syncagent.runtime.client import http_for
 from syncagent.runtime.events import NORMAL, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
 from tests.support.polling import eventually_async
@@ -44,9 +43,9 @@ def ref(name: str) -> ObjectRef:
     return ObjectRef("v1", "ConfigMap", "ns", name, "uid-" + name)
 
 
-def recorder_on(server: Server, **options: Any) -> tuple[AsyncClient, EventRecorder]:
-    client = AsyncClient(offline_config(), namespace="ns", timeout=httpx2.Timeout(5.0))
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
+def recorder_on(server: Server, **options: Any) -> tuple[httpx2.AsyncClient, EventRecorder]:
+    transport = httpx2.MockTransport(server.handle)
+    client = http_for(offline_config(), timeout=httpx2.Timeout(5.0), transport=transport)
     options.setdefault("metrics", Metrics())
     return client, EventRecorder(client, **options)
 
@@ -80,7 +79,7 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
     assert [method for method, _ in server.requests].count("PATCH") == 1
     assert server.requests[-1][0] == "PATCH"  # the repeat, after its Event was created
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -96,7 +95,7 @@ async def test_events_wait_while_reconciles_wait_then_each_is_written():
         waiting[0] = False
         await eventually_async(lambda: len(server.requests) == 2, deadline=15, what="both Events")
     assert server.requests == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -109,7 +108,7 @@ async def test_an_event_waits_for_busy_reconciles_only_so_long():
         assert server.requests == []
         await eventually_async(lambda: server.requests, deadline=15, what="the Event")
     assert server.requests == [("POST", "A")]
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -124,7 +123,7 @@ async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
         await eventually_async(lambda: server.requests, deadline=15, what="an Event")
         await anyio.wait_all_tasks_blocked()
     assert server.requests == [("POST", "A")]  # the oldest; B waits again
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -139,4 +138,4 @@ async def test_a_flush_at_shutdown_takes_what_waits_for_a_writer():
         await recorder.flush()
         await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
     assert sorted(reason for _, reason in server.requests) == ["A", "B"]
-    await client.close()
+    await client.aclose()

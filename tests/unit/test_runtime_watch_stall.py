@@ -9,10 +9,9 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from lightkube import AsyncClient
 
 from syncagent.kube.kinds import CONFIG_MAP
-from syncagent.rest.transport import http_client
+from syncagent.runtime.client import http_for
 from syncagent.runtime.watch import Informer, WatchTarget
 from tests.support.polling import eventually_async
 from tests.unit.support.clientconfig import offline_config
@@ -50,9 +49,9 @@ class Server:
 @pytest.mark.anyio
 async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout():
     config = offline_config()
-    client = AsyncClient(config, namespace="ns", timeout=httpx2.Timeout(0.5))
     server = Server()
-    http_client(client)._transport = httpx2.MockTransport(server.handle)
+    transport = httpx2.MockTransport(server.handle)
+    client = http_for(config, timeout=httpx2.Timeout(0.5), transport=transport)
     informer = Informer(client, WatchTarget(CONFIG_MAP, namespace="ns"), watch_timeout=60)
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
@@ -62,4 +61,4 @@ async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout
             )
             group.cancel_scope.cancel()
     assert server.watches >= 2
-    await client.close()
+    await client.aclose()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lightkube import ApiError, AsyncClient
+from httpx2 import AsyncClient
+from lightkube import ApiError
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
