@@ -102,7 +102,7 @@ async def capabilities_of(
     return caps_mod.resolve(served, settings, declared=programs.capabilities())
 
 
-async def read_store(engine: PlanApplier, namespace: str, *, programs: Registry) -> DictStore:
+async def read_store(engine: Applier, namespace: str, *, programs: Registry) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
     for kind in programs.store_kinds():
@@ -110,7 +110,7 @@ async def read_store(engine: PlanApplier, namespace: str, *, programs: Registry)
     return DictStore(objects)
 
 
-async def _list(engine: PlanApplier, api_version: str, kind: str, namespace: str) -> list[Obj]:
+async def _list(engine: Applier, api_version: str, kind: str, namespace: str) -> list[Obj]:
     try:
         return await engine.list(api_version, kind, namespace)
     except ApiError as err:

@@ -10,7 +10,6 @@ from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.inspect import managers
 from syncagent.inspect.live import ReadError, read_graph
-from syncagent.inspect.planapplier import PlanApplier
 from syncagent.inspect.planner import PlanError, read_store
 from syncagent.inspect.session import (
     InspectError,
@@ -27,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             # A dry-run engine: reading the store never writes, nothing to release afterwards.
-            store = await read_store(PlanApplier(Engine(client)), namespace, programs=args.programs)
+            store = await read_store(Engine(client), namespace, programs=args.programs)
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]
