@@ -63,11 +63,11 @@ class Plan:
 
 def build(run: PlanRun, *, policy: TakeoverPolicy = POLICY) -> Plan:
     rows = [input_row(i.entry) for i in run.inputs]
-    rows += object_rows(run.engine.records, policy=policy)
+    rows += object_rows(run.applier.records, policy=policy)
     return Plan(
         rows,
         list(run.errors),
-        list(run.engine.records.other_writes),
+        list(run.applier.records.other_writes),
         list(run.status_writes),
         list(run.events),
     )

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         except ApiError as err:
             raise InspectError(f"{subject}: cannot list its Events: {err}") from None
-        return conflicts.rows(run_.engine.records), fought
+        return conflicts.rows(run_.applier.records), fought
 
     try:
         found, fought = run_async(connection(args), work)

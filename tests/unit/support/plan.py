@@ -244,7 +244,7 @@ def sample_records() -> Records:
 def sample_run(records: Records) -> PlanRun:
     """A PlanRun shell around ``records`` (the engine is never called by the report)."""
     run = PlanRun.__new__(PlanRun)
-    run.engine = type("FakeEngine", (), {"records": records})()  # type: ignore[assignment]
+    run.applier = type("FakeApplier", (), {"records": records})()  # type: ignore[assignment]
     run.inputs = []
     run.errors = []
     run.live = {}
