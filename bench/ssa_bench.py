@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import orjson
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 
+from syncagent.runtime.client import http_for
 from syncagent.ssa import ApplyOptions, Engine, RequestCounter
 
 MANAGER = "syncagent/bench"
@@ -125,7 +127,8 @@ async def live_views(engine: Engine, namespace: str) -> dict[str, dict[str, Any]
 
 
 async def run(kubeconfig: Path, count: int, concurrency: int) -> list[Row]:
-    client = AsyncClient(config=KubeConfig.from_file(str(kubeconfig)))
+    config = KubeConfig.from_file(str(kubeconfig)).get()
+    client = http_for(config, timeout=httpx2.Timeout(10.0))
     counter = RequestCounter()
     engine = Engine(client, counter=counter)
     rows: list[Row] = []
@@ -169,7 +172,7 @@ async def run(kubeconfig: Path, count: int, concurrency: int) -> list[Row]:
 
     with measured(rows, counter, "engine*", "first convergence"):
         await each(engine_apply, engine, objs, concurrency)
-    await client.close()
+    await client.aclose()
     return rows
 
 

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
@@ -23,6 +24,7 @@ from lightkube.resources.core_v1 import Namespace
 from syncagent.devcluster import ControlPlane, ensure_binaries, versions
 from syncagent.devcluster.build import ensure_helm
 from syncagent.devcluster.simcluster import ensure_tools
+from syncagent.runtime.client import http_for
 from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_configure is a hook)
 from tests.support import figures, testlogs, threads
 from tests.support.kube import TEST_TIMEOUT, Kube
@@ -119,7 +121,16 @@ def client(kubeconfig: KubeConfig) -> Iterator[Client]:
 
 
 @pytest.fixture
-async def async_client(kubeconfig: KubeConfig) -> AsyncIterator[AsyncClient]:
+async def async_client(kubeconfig: KubeConfig) -> AsyncIterator[httpx2.AsyncClient]:
+    """The HTTP client the product sends its requests over (``runtime/client.py``)."""
+    c = http_for(kubeconfig.get(), timeout=httpx2.Timeout(10.0))
+    yield c
+    await c.aclose()
+
+
+@pytest.fixture
+async def typed_client(kubeconfig: KubeConfig) -> AsyncIterator[AsyncClient]:
+    """lightkube's typed client, for tests that list or watch typed objects as a cache does."""
     c = AsyncClient(config=kubeconfig, field_manager=TEST_MANAGER)
     yield c
     await c.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -34,31 +35,34 @@ def check_schema(doc: dict[str, Any]) -> schemacheck.Result:
     return schemacheck.check(doc, _schema(str(doc.get("kind"))))
 
 
-# Live objects checked lately, by digest of what is checked: the agent checks a graph on every
-# reconcile, and most reconciles follow a status change, which does not change the answer.
-_LIVE: OrderedDict[bytes, schemacheck.Result] = OrderedDict()
-_LIVE_SIZE = 8192
+class LiveChecks:
+    """:func:`check_schema` of live objects, remembered by content: the agent checks a graph
+    on every reconcile, and most reconciles follow a status change, which does not change the
+    answer. One per agent (or plan), made where it is put together; the bound keeps it small."""
 
+    def __init__(self, *, size: int = 8192) -> None:
+        self._size = size
+        self._found: OrderedDict[bytes, schemacheck.Result] = OrderedDict()
 
-def check_live(doc: dict[str, Any]) -> schemacheck.Result:
-    """:func:`check_schema` of a live object without its status (written by us, validated by
-    the API server) and without metadata beyond the name: remembered for the same content."""
-    checked = {k: v for k, v in doc.items() if k != "status"}
-    meta = doc.get("metadata")
-    if isinstance(meta, dict):
-        checked["metadata"] = {k: meta[k] for k in ("name", "generateName") if k in meta}
-    try:
-        key = hashlib.sha256(orjson.dumps(checked, option=orjson.OPT_SORT_KEYS)).digest()
-    except (TypeError, orjson.JSONEncodeError):  # nested past what orjson writes
-        return check_schema(checked)
-    found = _LIVE.get(key)
-    if found is None:
-        found = _LIVE[key] = check_schema(checked)
-        if len(_LIVE) > _LIVE_SIZE:
-            _LIVE.popitem(last=False)
-    else:
-        _LIVE.move_to_end(key)
-    return found
+    def check(self, doc: Mapping[str, Any]) -> schemacheck.Result:
+        """The check of ``doc`` without its status (written by us, validated by the API
+        server) and without metadata beyond the name."""
+        checked = {k: v for k, v in doc.items() if k != "status"}
+        meta = doc.get("metadata")
+        if isinstance(meta, dict):
+            checked["metadata"] = {k: meta[k] for k in ("name", "generateName") if k in meta}
+        try:
+            key = hashlib.sha256(orjson.dumps(checked, option=orjson.OPT_SORT_KEYS)).digest()
+        except (TypeError, orjson.JSONEncodeError):  # nested past what orjson writes
+            return check_schema(checked)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = check_schema(checked)
+            if len(self._found) > self._size:
+                self._found.popitem(last=False)
+        else:
+            self._found.move_to_end(key)
+        return found
 
 
 def unknown_field_warnings(doc: dict[str, Any]) -> list[str]:

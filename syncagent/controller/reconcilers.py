@@ -20,6 +20,7 @@ from typing import Any
 
 from fieldmanagers import component_status as component_status_manager
 from fieldmanagers import graph_status as graph_status_manager
+from syncagent.api.schemas import LiveChecks
 from syncagent.kube import being_deleted, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import status
@@ -77,6 +78,7 @@ class Reconcilers:
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose standalone DCDs
     progress_interval: float = PROGRESS_INTERVAL
     clock: Callable[[], float] = time.monotonic
+    checks: LiveChecks = field(default_factory=LiveChecks)  # schema checks, remembered
     # Per (controller, key), the resourceVersion our last status write replaced. A cached
     # object still at that version predates our own write: reconciling it would act on stale
     # status. Status changes wake nothing (docs/caches.md), so a status write skipped because
@@ -144,6 +146,7 @@ class Reconcilers:
             discovery_backend=self.discovery_backend,
             agent_account=self.agent_account,
             programs=self.programs,
+            checks=self.checks,
         )
 
     async def run_graph(self, ctx: GraphContext) -> ProgramResult:
@@ -221,6 +224,7 @@ class Reconcilers:
             writer=writer,
             discovery_backend=self.discovery_backend,
             agent_account=self.agent_account,
+            checks=self.checks,
         )
         outcome = await WorkloadProgram().reconcile(ctx)
         if self._quiet_conflict("dcd", key, conflict=outcome.conflict):

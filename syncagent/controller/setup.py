@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
+
 from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.reconcilers import PROGRESS_INTERVAL, Reconcilers
 from syncagent.kube import kinds
@@ -81,7 +83,7 @@ class ControllerSettings:
 
 def setup(
     manager: Manager,
-    client: Any,
+    client: httpx2.AsyncClient,
     settings: ControllerSettings,
     *,
     programs: Registry,
@@ -189,7 +191,7 @@ def _selector(watched: Watched, settings: ControllerSettings) -> str | None:
 
 def _reconcilers(
     manager: Manager,
-    client: Any,
+    client: httpx2.AsyncClient,
     store: CacheStore,
     settings: ControllerSettings,
     programs: Registry,

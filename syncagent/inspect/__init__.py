@@ -1,10 +1,9 @@
 """What more than one of the inspect commands (``plan``, ``blame``, ``conflicts``,
 ``managers``, ``status``) uses; what only one uses lives in its package under ``cli/``.
 
-- ``planengine``: an apply engine that only dry-runs, composes successive dry runs of one object
-  and records every apply and delete the programs ask for.
-- ``planner``: runs the agent's own programs for a graph against that engine (``plan``,
-  ``conflicts``, ``managers``).
+- ``planapplier``: the applier of ``plan``: it only dry-runs, composes successive dry runs of
+  one object and records every apply and delete the programs ask for.
+- ``planner``: runs the agent's own programs for a graph against that applier.
 - ``report``: the plan as rows (human text and the stable JSON of ``plan -o json``).
 - ``diff``: live vs dry-run result as a readable diff (server-set fields left out).
 - ``history``: ``blame --history``'s report of the agent's ownership history.

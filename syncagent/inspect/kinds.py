@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import httpx2
+
 from syncagent.rest.request import discovery
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call_or_none
@@ -37,7 +39,7 @@ def matches(resource: Mapping[str, Any], group: str, wanted: str) -> bool:
     return bool(qualifier) and base in names and qualifier == group.lower()
 
 
-async def resolve_kind(client: Any, text: str) -> Resource:
+async def resolve_kind(client: httpx2.AsyncClient, text: str) -> Resource:
     """The served resource ``text`` names; core group first, then groups in server order."""
     wanted = text.lower()
     for group, version in await _group_versions(client):
@@ -54,7 +56,7 @@ async def resolve_kind(client: Any, text: str) -> Resource:
     )
 
 
-async def _group_versions(client: Any) -> list[tuple[str, str]]:
+async def _group_versions(client: httpx2.AsyncClient) -> list[tuple[str, str]]:
     out = [("", "v1")]
     doc = await call_or_none(client, discovery()) or {}
     for group in doc.get("groups") or ():

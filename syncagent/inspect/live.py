@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
+
 from syncagent.inspect.kinds import resolve_kind
 from syncagent.kube import kinds
 from syncagent.rest.request import build
@@ -15,7 +17,9 @@ class ReadError(Exception):
     pass
 
 
-async def read(client: Any, info: Resource, *, name: str, namespace: str) -> dict[str, Any]:
+async def read(
+    client: httpx2.AsyncClient, info: Resource, *, name: str, namespace: str
+) -> dict[str, Any]:
     subject = f"{info.kind}/{namespace}/{name}" if info.namespaced else f"{info.kind}/{name}"
     response = await send(client, build(info, "get", namespace=namespace, name=name))
     if response.status_code == 404:
@@ -30,9 +34,11 @@ async def read(client: Any, info: Resource, *, name: str, namespace: str) -> dic
     return obj
 
 
-async def read_target(client: Any, kind: str, name: str, *, namespace: str) -> dict[str, Any]:
+async def read_target(
+    client: httpx2.AsyncClient, kind: str, name: str, *, namespace: str
+) -> dict[str, Any]:
     return await read(client, await resolve_kind(client, kind), name=name, namespace=namespace)
 
 
-async def read_graph(client: Any, name: str, *, namespace: str) -> dict[str, Any]:
+async def read_graph(client: httpx2.AsyncClient, name: str, *, namespace: str) -> dict[str, Any]:
     return await read(client, kinds.DGD, name=name, namespace=namespace)

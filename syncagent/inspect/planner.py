@@ -3,7 +3,7 @@
 Seam for the programs: the DGD reconcile is the agent's (``programs.graph``: routing,
 validation, program choice); each DynamoComponentDeployment it would apply is then reconciled by the workload
 program, as the agent's DCD reconciler would once the DCD exists. Both run against a
-:class:`~syncagent.inspect.planengine.PlanEngine` and a store read once from the server.
+:class:`~syncagent.inspect.planapplier.PlanApplier` and a store read once from the server.
 The DisaggregatedSet and Grove programs plug in through the controller: nothing here
 names a pathway.
 """
@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from fieldmanagers import component_status, graph_status
-from syncagent.inspect.planengine import PlanEngine
+from syncagent.api.schemas import LiveChecks
+from syncagent.inspect.planapplier import PlanApplier
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import capabilities as caps_mod
@@ -43,6 +44,7 @@ from syncagent.ssa import (
     RequestCounter,
     ref_of,
 )
+from syncagent.ssa.applier import Applier
 from syncagent.ssa.compare import differences
 
 # The manager the plan's own dry run of the input graph uses: the graph is the user's to apply
@@ -83,13 +85,14 @@ class PlannedEvent:
 
 @dataclass
 class PlanRun:
-    engine: PlanEngine
+    applier: PlanApplier
     programs: Registry  # the composition root's
     inputs: list[InputRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     live: dict[str, Obj] = field(default_factory=dict)  # every object read, by subject
     status_writes: list[StatusWrite] = field(default_factory=list)
     events: list[PlannedEvent] = field(default_factory=list)
+    checks: LiveChecks = field(default_factory=LiveChecks)  # schema checks, remembered
 
 
 async def capabilities_of(
@@ -99,17 +102,17 @@ async def capabilities_of(
     return caps_mod.resolve(served, settings, declared=programs.capabilities())
 
 
-async def read_store(engine: PlanEngine, namespace: str, *, programs: Registry) -> DictStore:
+async def read_store(applier: Applier, namespace: str, *, programs: Registry) -> DictStore:
     """Everything the programs read for ``namespace``, listed once (reads only)."""
     objects: dict[str, list[Obj]] = {}
     for kind in programs.store_kinds():
-        objects[kind.kind] = await _list(engine, kind.api_version, kind.kind, namespace)
+        objects[kind.kind] = await _list(applier, kind.api_version, kind.kind, namespace)
     return DictStore(objects)
 
 
-async def _list(engine: PlanEngine, api_version: str, kind: str, namespace: str) -> list[Obj]:
+async def _list(applier: Applier, api_version: str, kind: str, namespace: str) -> list[Obj]:
     try:
-        return await engine.list(api_version, kind, namespace)
+        return await applier.list(api_version, kind, namespace)
     except ApiError as err:
         raise PlanError(
             f"{kind} in namespace {namespace}: cannot list: HTTP {err.code} "
@@ -146,10 +149,10 @@ async def plan_documents(
     ``client`` is the agent's identity (``--as``); ``input_client`` the user's, for the dry
     run of the input itself (the user applies the graph; the agent never writes its spec).
     """
-    engine = PlanEngine(client, counter=counter)
+    applier = PlanApplier(Engine(client, counter=counter))
     caps = await capabilities_of(client, settings, programs=programs)
-    user = engine if input_client is None else Engine(input_client, dry_run=True)
-    run = PlanRun(engine, programs)
+    user = applier if input_client is None else PlanApplier(Engine(input_client))
+    run = PlanRun(applier, programs)
     return await _plan(run, docs, namespace, caps, discovery_backend, user)
 
 
@@ -159,20 +162,20 @@ async def _plan(
     namespace: str,
     caps: Capabilities,
     discovery_backend: str,
-    user: Engine,
+    user: Applier,
 ) -> PlanRun:
-    engine = run.engine
+    applier = run.applier
     stores: dict[str, DictStore] = {}
     for doc in docs:
         body = sparse_input(doc, namespace=namespace)
         ns = body["metadata"]["namespace"]
         if ns not in stores:
-            stores[ns] = await read_store(engine, ns, programs=run.programs)
+            stores[ns] = await read_store(applier, ns, programs=run.programs)
             for objs in stores[ns].objects.values():
                 for obj in objs:
                     run.live[f"{obj['kind']}/{ns}/{Body(obj).meta.name}"] = obj
         store = stores[ns]
-        input_entry = await _plan_input(engine, user, store, body)
+        input_entry = await _plan_input(applier, user, store, body)
         run.inputs.append(InputRow(input_entry.subject, input_entry))
         server_view = input_entry.object
         if body["kind"] == kinds.DGD.kind:
@@ -183,7 +186,7 @@ async def _plan(
 
 
 async def _plan_input(
-    engine: PlanEngine, user: Engine, store: DictStore, body: dict[str, Any]
+    applier: PlanApplier, user: Applier, store: DictStore, body: dict[str, Any]
 ) -> ChangeSetEntry:
     """The server's view of the input once applied: a dry-run create, or a dry-run update.
 
@@ -201,7 +204,7 @@ async def _plan_input(
             # The agent wrote the graph (its status) since we read it: read it again.
             if attempt == _ATTEMPTS - 1:
                 raise
-            live = await engine.read(body)
+            live = await applier.read(body)
     _replace(store, result)
     if live is None:
         found: list[str] = ["(object does not exist)"]
@@ -224,10 +227,10 @@ _ATTEMPTS = 5
 
 
 async def _dry_run_input(
-    user: Engine, body: dict[str, Any], live: Mapping[str, Any] | None
+    user: Applier, body: dict[str, Any], live: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """A dry-run create (absent) or update (present, guarded by its resourceVersion), as the
-    user (``user`` is a dry-run engine on the user's client)."""
+    user (``user`` is a plan applier on the user's client)."""
     if live is None:
         return await user.create(body, manager=INPUT_MANAGER)
     body = {**body, "metadata": _keep_server_metadata(body["metadata"], live)}
@@ -266,7 +269,7 @@ async def _plan_graph(
     run: PlanRun, store: DictStore, graph: Obj, caps: Capabilities, backend: str
 ) -> None:
     # The agent's own DGD path (routing, validation, program choice); see module doc.
-    writer = Writer(run.engine, graph=graph)
+    writer = Writer(run.applier, graph=graph)
     ctx = graph_context(
         graph,
         caps,
@@ -274,6 +277,7 @@ async def _plan_graph(
         writer=writer,
         discovery_backend=backend,
         programs=run.programs,
+        checks=run.checks,
     )
     outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
@@ -281,19 +285,24 @@ async def _plan_graph(
         run.errors.append(f"{ctx.ref}: {problem}")
     _record_status(run, graph, outcome.status, graph_status.MANAGER.name)
     _record_events(run, graph, finished_events(ctx, outcome))
-    _sync_store(store, run.engine)
-    for subject in list(run.engine.records.order):
+    _sync_store(store, run.applier)
+    for subject in list(run.applier.records.order):
         if not subject.startswith(f"{kinds.DCD.kind}/") or _deleted(run, subject):
             continue
-        await _plan_component(run, store, run.engine.records.composed[subject], caps, backend)
+        await _plan_component(run, store, run.applier.records.composed[subject], caps, backend)
 
 
 async def _plan_component(
     run: PlanRun, store: DictStore, dcd: Obj, caps: Capabilities, backend: str
 ) -> None:
-    writer = Writer(run.engine, on=dcd)
+    writer = Writer(run.applier, on=dcd)
     ctx = ComponentContext(
-        dcd=dcd, caps=caps, store=store, writer=writer, discovery_backend=backend
+        dcd=dcd,
+        caps=caps,
+        store=store,
+        writer=writer,
+        discovery_backend=backend,
+        checks=run.checks,
     )
     outcome = await WorkloadProgram().reconcile(ctx)
     cond = status.find(outcome.status.get("conditions"), status.AVAILABLE) or {}
@@ -301,7 +310,7 @@ async def _plan_component(
         run.errors.append(f"{ctx.ref}: {cond.get('message')}")
     _record_status(run, dcd, outcome.status, component_status.MANAGER.name)
     _record_events(run, dcd, finished_component_events(dcd, outcome))
-    _sync_store(store, run.engine)
+    _sync_store(store, run.applier)
 
 
 def _subject(obj: Obj) -> str:
@@ -320,19 +329,19 @@ def _record_events(run: PlanRun, default: Obj, events: Sequence[QueuedEvent]) ->
         run.events.append(PlannedEvent(subject, event.type, event.reason, event.message))
 
 
-def _sync_store(store: DictStore, engine: PlanEngine) -> None:
+def _sync_store(store: DictStore, applier: PlanApplier) -> None:
     """What the watch caches would hold once one reconcile's writes arrived: the next
     reconcile (a DCD after its graph, the next DCD) reads them, as in the agent."""
-    for obj in engine.records.composed.values():
+    for obj in applier.records.composed.values():
         _replace(store, obj)
-    for deleted in engine.records.deletes:
+    for deleted in applier.records.deletes:
         uid = Body(deleted.live).meta.uid
         kind = str(deleted.live.get("kind"))
         store.objects[kind] = [o for o in store.objects.get(kind, []) if Body(o).meta.uid != uid]
 
 
 def _deleted(run: PlanRun, subject: str) -> bool:
-    return any(d.subject == subject for d in run.engine.records.deletes)
+    return any(d.subject == subject for d in run.applier.records.deletes)
 
 
 _FAILED = (status.VALIDATION_FAILED, status.RECONCILE_FAILED, status.PATHWAY_NOT_IMPLEMENTED)

@@ -10,7 +10,7 @@ import orjson
 
 from fieldmanagers import ownership
 from syncagent.inspect import diff
-from syncagent.inspect.planengine import Records
+from syncagent.inspect.planapplier import Records
 from syncagent.inspect.planner import INPUT_MANAGER, PlannedEvent, PlanRun, StatusWrite
 from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict
@@ -63,11 +63,11 @@ class Plan:
 
 def build(run: PlanRun, *, policy: TakeoverPolicy = POLICY) -> Plan:
     rows = [input_row(i.entry) for i in run.inputs]
-    rows += object_rows(run.engine.records, policy=policy)
+    rows += object_rows(run.applier.records, policy=policy)
     return Plan(
         rows,
         list(run.errors),
-        list(run.engine.records.other_writes),
+        list(run.applier.records.other_writes),
         list(run.status_writes),
         list(run.events),
     )

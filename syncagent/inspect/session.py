@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
-from lightkube import AsyncClient, ConfigError, KubeConfig
+from httpx2 import AsyncClient
+from lightkube import ConfigError, KubeConfig
 
 from syncagent.api import LoadError
 from syncagent.programs.capabilities import CapabilityRequiredError
-from syncagent.rest.transport import http_client
 from syncagent.runtime.client import ClientConfigError, make_client
 from syncagent.runtime.discovery import DiscoveryError
 from syncagent.runtime.metrics import Metrics
@@ -62,19 +62,20 @@ def open_client(conn: Connection, *, impersonate: bool = True) -> AsyncClient:
         )
     except ClientConfigError as err:
         raise InspectError(str(err)) from None
-    http = http_client(client)
     if not impersonate:
         return client
     if conn.as_user:
-        http.headers["Impersonate-User"] = conn.as_user
+        client.headers["Impersonate-User"] = conn.as_user
     for group in conn.as_groups:
         # httpx headers keep repeated keys when given as a list of pairs.
-        http.headers = httpx2.Headers([*http.headers.multi_items(), ("Impersonate-Group", group)])
+        client.headers = httpx2.Headers(
+            [*client.headers.multi_items(), ("Impersonate-Group", group)]
+        )
     return client
 
 
 def server_of(client: AsyncClient) -> str:
-    return str(http_client(client).base_url).rstrip("/")
+    return str(client.base_url).rstrip("/")
 
 
 def run_async(conn: Connection, work: Callable[[AsyncClient], Awaitable[T]]) -> T:
@@ -97,7 +98,7 @@ def run_async(conn: Connection, work: Callable[[AsyncClient], Awaitable[T]]) -> 
                 "--kubeconfig and --context"
             ) from None
         finally:
-            await client.close()
+            await client.aclose()
 
     try:
         with quiet_logs():

@@ -7,6 +7,7 @@ are computed here from the selection and the previous status.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from syncagent.api import DynamoGraphDeployment, Restart, unknown
-from syncagent.api.schemas import check_live
+from syncagent.api import DynamoGraphDeployment, Restart, schemacheck, unknown
+from syncagent.api.schemas import LiveChecks
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import routing, status
 from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
@@ -52,10 +53,18 @@ class GraphContext:
     # caller did not: every reader of the context shares the one parse.
     model: DynamoGraphDeployment | None = None
     problems: tuple[str, ...] = ()
+    # The agent's (or plan's) remembered schema checks, owned where it is put together.
+    checks: LiveChecks = field(default_factory=LiveChecks, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.model is None and not self.problems:
             self.model, self.problems = parse(self.graph)
+
+    @functools.cached_property
+    def schema(self) -> schemacheck.Result:
+        """The CRD schema check of the graph, made once per reconcile: validation and the
+        ``UnknownFields`` condition both read it."""
+        return self.checks.check(self.graph)
 
     @property
     def typed(self) -> DynamoGraphDeployment:
@@ -159,7 +168,7 @@ def build_status(
         checkpoints=checkpoints,
         pathway=pathway_condition(ctx, stale=stale, message=pathway_message),
         ds_eligible=routing.ds_eligible_condition(ctx.selection),
-        unknown_fields=unknown_fields_message(ctx.graph),
+        unknown_fields=unknown_fields_message(ctx.schema),
     )
     return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
 
@@ -186,9 +195,9 @@ def failed_write(ctx: GraphContext, err: SsaError) -> ProgramResult:
     return failed(ctx, str(err), conflict=isinstance(err, PreconditionError))
 
 
-def unknown_fields_message(graph: Obj) -> str:
+def unknown_fields_message(schema: schemacheck.Result) -> str:
     """The ``UnknownFields`` condition's message: each unknown field and its close known one."""
-    return "; ".join(unknown.warnings(check_live(dict(graph)).unknown))
+    return "; ".join(unknown.warnings(schema.unknown))
 
 
 def status_events(

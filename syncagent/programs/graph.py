@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from syncagent.api import validate_graph
-from syncagent.api.schemas import check_live
+from syncagent.api.schemas import LiveChecks
 from syncagent.kube import controlled_by
 from syncagent.kube.objects import Body
 from syncagent.programs import routing, status
@@ -42,8 +42,10 @@ def graph_context(
     discovery_backend: str,
     programs: Registry,
     agent_account: AgentAccount | None = None,
+    checks: LiveChecks | None = None,
 ) -> GraphContext:
-    """The routed context of one reconcile of ``graph`` (as read at its start)."""
+    """The routed context of one reconcile of ``graph`` (as read at its start); ``checks``:
+    the caller's remembered schema checks (None: a fresh set)."""
     recorded, selection = route(graph, caps, store=store, programs=programs)
     return GraphContext(
         graph=graph,
@@ -55,6 +57,7 @@ def graph_context(
         discovery_backend=discovery_backend,
         agent_account=agent_account,
         programs=programs,
+        checks=LiveChecks() if checks is None else checks,
     )
 
 
@@ -122,7 +125,7 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     hand-edited CRD may not fit it; the same structural check keeps such a graph from reaching
     the renderers.
     """
-    found = check_live(dict(ctx.graph)).errors
+    found = ctx.schema.errors
     if found:
         return [str(f) for f in found]
     model = ctx.model

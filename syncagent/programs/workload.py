@@ -21,7 +21,7 @@ from syncagent.api import (
     validate_component_deployment,
 )
 from syncagent.api.component import checkpoint_of
-from syncagent.api.schemas import check_live
+from syncagent.api.schemas import LiveChecks
 from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body, Meta
 from syncagent.programs import modelservice, status, waitleader
@@ -73,6 +73,8 @@ class ComponentContext:
     discovery_backend: str = "kubernetes"
     agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
     now: str = field(default_factory=status.now_rfc3339)
+    # The agent's (or plan's) remembered schema checks, owned where it is put together.
+    checks: LiveChecks = field(default_factory=LiveChecks, kw_only=True)
 
     @property
     def meta(self) -> Meta:
@@ -101,7 +103,7 @@ class WorkloadProgram:
     async def reconcile(self, ctx: ComponentContext) -> ComponentResult:
         source = _with_graph_origin(ctx, source_of_object(ctx.dcd))
         kind, _ = _workload_kind(source)
-        problem, reason = _validate(ctx.dcd)
+        problem, reason = _validate(ctx.dcd, ctx.checks)
         if problem:
             return self._error(ctx, kind, problem, retry=False, reason=reason)
         try:
@@ -297,9 +299,9 @@ def _parent_graph_uid(dcd: Obj) -> str:
     return graph.uid if graph is not None else ""
 
 
-def _validate(dcd: Obj) -> tuple[str, str]:
+def _validate(dcd: Obj, checks: LiveChecks) -> tuple[str, str]:
     """``(message, Available reason)`` of an invalid DCD; an empty message when it is valid."""
-    found = check_live(dict(dcd)).errors
+    found = checks.check(dcd).errors
     if found:
         return "; ".join(str(f) for f in found), RECONCILING
     try:

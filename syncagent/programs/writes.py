@@ -30,7 +30,6 @@ from syncagent.ssa import (
     ApplyOptions,
     ChangeSetEntry,
     Conflict,
-    Engine,
     OnConflict,
     OwnerRef,
     OwnershipError,
@@ -40,6 +39,7 @@ from syncagent.ssa import (
     ref_of,
     set_controller,
 )
+from syncagent.ssa.applier import Applier
 from syncagent.ssa.takeover import needs_takeover, take_over
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> Refused
 class Writer:
     """Applies and deletes for one reconcile; collects the events those writes raise."""
 
-    engine: Engine
+    engine: Applier
     metrics: Metrics | None = None
     events: list[QueuedEvent] = field(default_factory=list)
     on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
@@ -145,17 +145,14 @@ class Writer:
         garbage collection), and an object created for it then would run a workload nobody
         owns until garbage collection catches up. One GET per owner and reconcile, on creates
         only: a converged reconcile creates nothing and reads nothing here."""
-        if self.engine.dry_run or owner.uid in (*self._live_owners, "", PLACEHOLDER_UID):
-            return  # a plan writes nothing; a placeholder owner does not exist yet
-        found = await self.engine.read(
-            {
-                "apiVersion": owner.api_version,
-                "kind": owner.kind,
-                "metadata": {"name": owner.name, "namespace": rendered.namespace},
-            }
-        )
-        live = Body(found)
-        if live.meta.uid != owner.uid or live.being_deleted:
+        if owner.uid in (*self._live_owners, "", PLACEHOLDER_UID):
+            return  # a placeholder owner does not exist yet
+        stub = {
+            "apiVersion": owner.api_version,
+            "kind": owner.kind,
+            "metadata": {"name": owner.name, "namespace": rendered.namespace},
+        }
+        if not await self.engine.owner_alive(stub, uid=owner.uid):
             self._count(rendered.kind, "error")
             raise SsaError(
                 f"{rendered.kind}/{rendered.namespace}/{rendered.name}",

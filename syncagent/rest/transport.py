@@ -1,5 +1,6 @@
-"""The one place a request goes out: over the httpx2 client inside the process's lightkube
-``AsyncClient`` (server URL, TLS, credentials, retries and metrics already set on it).
+"""The one place a request goes out: over the process's httpx2 ``AsyncClient``, which the agent
+builds itself (``runtime/client.py``: server URL, TLS, credentials, retries and metrics already
+set on it).
 
 lightkube 1.x has no API for discovery documents, watch bookmarks or raw JSON bodies compared
 field by field, so the agent builds its requests (``request.py``) and sends them here.
@@ -23,27 +24,15 @@ from syncagent.rest.request import Request
 Timeout = float | httpx2.Timeout | None
 
 
-def http_client(client: Any) -> httpx2.AsyncClient:
-    """The httpx2 client under a lightkube ``AsyncClient`` (or ``client`` itself)."""
-    if isinstance(client, httpx2.AsyncClient):
-        return client
-    # lightkube AsyncClient -> GenericAsyncClient._client -> httpx2 client. lightkube 1.x has no
-    # public accessor; this is the only place that reaches inside it.
-    http = getattr(getattr(client, "_client", None), "_client", None)
-    if not isinstance(http, httpx2.AsyncClient):
-        raise TypeError(f"cannot find the httpx2 AsyncClient of {type(client).__name__}")
-    return http
-
-
 def _timeout(timeout: Timeout) -> Any:
     return httpx2.USE_CLIENT_DEFAULT if timeout is None else timeout
 
 
 async def send(
-    client: Any, request: Request, *, request_timeout: Timeout = None
+    client: httpx2.AsyncClient, request: Request, *, request_timeout: Timeout = None
 ) -> httpx2.Response:
     """Send ``request``; the response whatever its status (transport errors raise)."""
-    return await http_client(client).request(
+    return await client.request(
         request.method,
         request.path,
         params=dict(request.params),
@@ -53,14 +42,18 @@ async def send(
     )
 
 
-async def call(client: Any, request: Request, *, request_timeout: Timeout = None) -> Any:
+async def call(
+    client: httpx2.AsyncClient, request: Request, *, request_timeout: Timeout = None
+) -> Any:
     """Send ``request`` and decode its JSON answer; an error status raises (module doc)."""
     response = await send(client, request, request_timeout=request_timeout)
     raise_for_status(response)
     return orjson.loads(response.content) if response.content else None
 
 
-async def call_or_none(client: Any, request: Request, *, request_timeout: Timeout = None) -> Any:
+async def call_or_none(
+    client: httpx2.AsyncClient, request: Request, *, request_timeout: Timeout = None
+) -> Any:
     """:func:`call`, but a 404 (no such object, or a group-version not served) reads as None."""
     response = await send(client, request, request_timeout=request_timeout)
     if response.status_code == 404:
@@ -71,10 +64,10 @@ async def call_or_none(client: Any, request: Request, *, request_timeout: Timeou
 
 @asynccontextmanager
 async def stream(
-    client: Any, request: Request, *, request_timeout: Timeout
+    client: httpx2.AsyncClient, request: Request, *, request_timeout: Timeout
 ) -> AsyncIterator[httpx2.Response]:
     """A streamed response (a watch), read line by line by the caller; not yet checked."""
-    async with http_client(client).stream(
+    async with client.stream(
         request.method,
         request.path,
         params=dict(request.params),

@@ -1,6 +1,9 @@
-"""The Kubernetes client: one lightkube ``AsyncClient`` per process, its retries and its
-request metrics. Requests go out through ``syncagent.rest`` (built by ``rest.request``, sent by
-``rest.transport`` over this client's httpx2 client)."""
+"""The Kubernetes client: an httpx2 ``AsyncClient`` the agent builds and owns (one per pool,
+``runtime/connections.py``), its retries and its request metrics. Requests go out through
+``syncagent.rest`` (built by ``rest.request``, sent by ``rest.transport`` over this client).
+
+lightkube reads the kubeconfig and makes the connection's parameters (server, TLS, credentials:
+its public ``client_adapter``); its typed client is not used, so nothing reaches inside it."""
 
 from __future__ import annotations
 
@@ -11,12 +14,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import yaml
-from lightkube import AsyncClient, KubeConfig, SingleConfig
-from lightkube.config.client_adapter import verify_cluster
+from lightkube import KubeConfig, SingleConfig
+from lightkube.config.client_adapter import AsyncClient as adapter_client
+from lightkube.config.client_adapter import ConnectionParams, verify_cluster
 from lightkube.core.exceptions import ConfigError
 
 from syncagent.rest.request import addressed
-from syncagent.rest.transport import http_client
 from syncagent.runtime import stages
 from syncagent.runtime.metrics import Metrics, Registry, default_metrics
 from syncagent.runtime.retry import RetryPolicy, install
@@ -80,29 +83,35 @@ def make_client(
     *,
     kubeconfig: str | os.PathLike[str] | None = None,
     context: str | None = None,
-    namespace: str | None = None,
     timeout: float = 30.0,
     metrics: Metrics | None = None,
     retry: RetryPolicy | None = None,
     limits: httpx2.Limits | None = None,
-) -> AsyncClient:
-    """A lightkube ``AsyncClient``; every request it sends is counted in ``metrics``, and
-    transient failures are retried per request (``syncagent.runtime.retry``). ``limits``: its
-    connection pool (default httpx2's: 100 connections; ``runtime/connections.py``)."""
+) -> httpx2.AsyncClient:
+    """The process's HTTP client to the API server; every request it sends is counted in
+    ``metrics``, and transient failures are retried per request (``syncagent.runtime.retry``).
+    ``limits``: its connection pool (default httpx2's: 100 connections;
+    ``runtime/connections.py``)."""
     config = load_config(kubeconfig=kubeconfig, context=context)
-    client = AsyncClient(
-        config,
-        namespace=namespace,
-        timeout=httpx2.Timeout(timeout),
-        transport=None if limits is None else _pooled(config, limits),
-    )
-    http = http_client(client)
+    transport = None if limits is None else _pooled(config, limits)
+    http = http_for(config, timeout=httpx2.Timeout(timeout), transport=transport)
     http.headers["User-Agent"] = USER_AGENT
     metrics = metrics or default_metrics()
     install(http, policy=retry, metrics=metrics)
     stages.install(http)  # outside the retries: a reconcile waits for them too
-    instrument(client, metrics=metrics)
-    return client
+    instrument(http, metrics=metrics)
+    return http
+
+
+def http_for(
+    config: SingleConfig,
+    *,
+    timeout: httpx2.Timeout,
+    transport: httpx2.AsyncBaseTransport | None = None,
+) -> httpx2.AsyncClient:
+    """A bare client for ``config`` (base URL, TLS, credentials as lightkube reads them), with
+    neither retries nor metrics: :func:`make_client` adds those."""
+    return adapter_client(config, ConnectionParams(timeout=timeout, transport=transport))
 
 
 def _pooled(config: SingleConfig, limits: httpx2.Limits) -> httpx2.AsyncHTTPTransport:
@@ -133,7 +142,7 @@ def request_resource(path: str) -> str:
     return f"{target.plural}/{sub}" if sub else target.plural
 
 
-def instrument(client: AsyncClient, *, metrics: Metrics) -> None:
+def instrument(http: httpx2.AsyncClient, *, metrics: Metrics) -> None:
     """Count every response in ``syncagent_api_requests_total``."""
 
     async def on_response(response: httpx2.Response) -> None:
@@ -147,7 +156,6 @@ def instrument(client: AsyncClient, *, metrics: Metrics) -> None:
             code=str(response.status_code),
         )
 
-    http = http_client(client)
     http.event_hooks = {
         "request": http.event_hooks.get("request", []),
         "response": [*http.event_hooks.get("response", []), on_response],

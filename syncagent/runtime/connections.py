@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 
 import httpx2
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics

@@ -15,7 +15,7 @@ from typing import Generic, Protocol, TypeVar
 
 import anyio
 import anyio.abc
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.rest.request import discovery
 from syncagent.rest.resource import Resource

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.rest.request import MERGE_PATCH, build
 from syncagent.rest.resource import Resource

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.rest.request import Request, build
 from syncagent.rest.resource import Resource

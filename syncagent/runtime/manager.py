@@ -28,9 +28,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
-from syncagent.rest.transport import http_client
 from syncagent.runtime import fencing, http
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import split_key
@@ -148,7 +147,7 @@ class Manager:
         )
         if self.elector is not None:
             # The client every writer here uses; the elector's Lease requests are exempt.
-            fencing.install(http_client(client), self.elector.fence)
+            fencing.install(client, self.elector.fence)
         self.port: int | None = None
         self._controllers: list[_Controller] = []
         # Awaited each time this process starts leading, before any key is worked on.

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.rest.request import build
 from syncagent.rest.resource import Resource

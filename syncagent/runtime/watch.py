@@ -23,14 +23,14 @@ import anyio
 import anyio.abc
 import httpx2
 import orjson
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 from lightkube.core import resource as r
 from lightkube.core.exceptions import ApiError
 from lightkube.core.resource import api_info
 
 from syncagent.rest.request import Request, build
 from syncagent.rest.resource import Resource
-from syncagent.rest.transport import call, http_client, raise_for_status, status_code, stream
+from syncagent.rest.transport import call, raise_for_status, status_code, stream
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import Cache, Obj, identity
 from syncagent.runtime.metrics import Metrics, Registry, default_metrics
@@ -274,7 +274,7 @@ class Informer(Generic[T]):
             # The long read timeout is for the stream; its first response gets no more than
             # any other request, or a server that never answers would stall this watch (and
             # every change it should deliver) for the whole watch timeout.
-            with anyio.fail_after(first_response_timeout(http_client(self.client))):
+            with anyio.fail_after(first_response_timeout(self.client)):
                 resp = await stack.enter_async_context(
                     stream(
                         self.client, self.target.request("watch", params), request_timeout=timeout

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.runtime.cache import Cache, Handler, Obj, identity
 from syncagent.runtime.discovery import Discovery, Snapshot

@@ -16,7 +16,7 @@ import orjson
 from syncagent.kube.objects import ObjectRef
 from syncagent.rest.request import Request, build
 from syncagent.rest.resource import Resource
-from syncagent.rest.transport import call_or_none, http_client, send, status_of
+from syncagent.rest.transport import call_or_none, send, status_of
 from syncagent.ssa.errors import NotServedError, error_from_status, resource_not_served
 from syncagent.ssa.resources import ResourceResolver
 
@@ -36,9 +36,11 @@ class KubeApi:
     already finds unserved ("no matches for kind").
     """
 
-    def __init__(self, client: Any, *, on_not_served: OnNotServed | None = None) -> None:
+    def __init__(
+        self, client: httpx2.AsyncClient, *, on_not_served: OnNotServed | None = None
+    ) -> None:
         self._on_not_served = on_not_served
-        self.http = http_client(client)
+        self.http = client
         self.resources = ResourceResolver(self._discovery)
 
     async def resolve(self, ref: ObjectRef) -> Resource:
@@ -85,7 +87,7 @@ class KubeApi:
         return list(self._result(ref, response).get("items") or [])
 
     async def create(
-        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool = False
     ) -> dict[str, Any]:
         response = await self._request(
             ref, "create", body=body, field_manager=manager, dry_run=dry_run
@@ -93,7 +95,7 @@ class KubeApi:
         return self._result(ref, response)
 
     async def update(
-        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool
+        self, ref: ObjectRef, body: Mapping[str, Any], *, manager: str, dry_run: bool = False
     ) -> dict[str, Any]:
         response = await self._request(
             ref, "update", body=body, field_manager=manager, dry_run=dry_run

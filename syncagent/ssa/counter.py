@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import parse_qs
 
 import httpx2
 
 from syncagent.rest.request import addressed
-from syncagent.rest.transport import http_client
 
 # Verbs that change state; everything else is a read.
 WRITE_VERBS = frozenset({"create", "update", "patch", "apply", "delete", "deletecollection"})
@@ -39,13 +37,12 @@ class RequestCounter:
     async def hook(self, request: httpx2.Request) -> None:
         self.record(request)
 
-    def attach(self, client: Any) -> RequestCounter:
-        """Count every request of ``client`` (a lightkube AsyncClient or httpx2 AsyncClient)."""
-        http = http_client(client)
-        hooks = http.event_hooks
+    def attach(self, client: httpx2.AsyncClient) -> RequestCounter:
+        """Count every request of ``client``."""
+        hooks = client.event_hooks
         if self.hook not in hooks["request"]:
             hooks["request"].append(self.hook)
-            http.event_hooks = hooks
+            client.event_hooks = hooks
         return self
 
     def count(self, verb: str | None = None, *, dry_run: bool | None = None) -> int:

@@ -19,9 +19,11 @@ writes over one that exists (``certain.targeted``). A create is sent forced: it 
 field (there is no object), and an object that exists after all then fails the create-only
 precondition rather than a field conflict.
 
-Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. An engine made with
-``dry_run=True`` never writes: applies are plans, and patches, deletes and takeovers are
-server-side dry runs (``syncagent plan`` runs the programs on such an engine).
+Every apply verb takes one :class:`~syncagent.ssa.options.ApplyOptions`. The engine is the
+live :class:`~syncagent.ssa.applier.Applier`: it writes. :meth:`Engine.preview` is the
+decision's own server-side dry run offered on its own (what the apply would make of an object,
+nothing written); it is not a mode. ``syncagent plan`` runs the programs on another applier
+(``inspect/planapplier.py``), chosen where the command is put together.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ _YIELD_ROUNDS = 3
 class Engine(Verbs):
     """Server-side apply with dry-run convergence. Knows nothing about what it applies.
 
-    ``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
-    counts every request of that client. ``dry_run``: never write (see the module doc).
+    ``client`` is the process's HTTP client (its connection is shared). ``counter`` counts
+    every request of that client.
     """
 
     async def apply(
@@ -66,20 +68,23 @@ class Engine(Verbs):
 
         ``live`` is the caller's view of the object (a watch-cache entry), ``ABSENT`` when it is
         known not to exist, or None to GET it. A non-forced apply raises ``ConflictError``; a
-        forced one returns the conflicts it overrode on the entry. With ``options.dry_run`` (or
-        a dry-run engine) this is :meth:`plan`.
+        forced one returns the conflicts it overrode on the entry.
         """
-        if options.dry_run or self.dry_run:
-            return await self._plan_only(desired, options, live)
         plan = self._plan(desired, options)
         await self._prepare(plan, live)
         return await self._finish(plan)
 
-    async def plan(
+    async def preview(
         self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Live = None
     ) -> ChangeSetEntry:
-        """What ``apply`` would do, from dry runs only; never writes (``entry.dry_run``)."""
-        return await self._plan_only(desired, options.but(dry_run=True), live)
+        """What ``apply`` would do, from server-side dry runs only; never writes, never
+        records convergence (``entry.dry_run``)."""
+        plan = self._plan(desired, options)
+        await self._prepare(plan, live, shortcut=False)
+        if plan.result is None:  # absent, or a forced plan that conflicted
+            plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
+            plan.differences = tuple(self._differences(plan))
+        return self._entry(plan, plan.result, dry_run=True)
 
     async def apply_all(
         self,
@@ -121,16 +126,6 @@ class Engine(Verbs):
         return entries
 
     # -- steps -------------------------------------------------------------------------------
-
-    async def _plan_only(
-        self, desired: Mapping[str, Any], options: ApplyOptions, live: Live
-    ) -> ChangeSetEntry:
-        plan = self._plan(desired, options)
-        await self._prepare(plan, live, shortcut=False)
-        if plan.result is None:  # absent, or a forced plan that conflicted
-            plan.result = await self._dry_run(plan, force=bool(plan.conflicts))
-            plan.differences = tuple(self._differences(plan))
-        return self._entry(plan, plan.result, dry_run=True)
 
     def _plan(self, desired: Mapping[str, Any], options: ApplyOptions) -> _Plan:
         if not options.manager:

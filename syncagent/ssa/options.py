@@ -16,25 +16,23 @@ OnConflict = Callable[[Sequence[Conflict], Mapping[str, Any] | None], Collection
 
 @dataclass(frozen=True, slots=True)
 class ApplyOptions:
-    """The one options object of :meth:`Engine.apply`, :meth:`Engine.plan` and
+    """The one options object of :meth:`Engine.apply`, :meth:`Engine.preview` and
     :meth:`Engine.apply_all`.
 
     ``manager``: the field manager. ``force``: take fields other managers own (a conflict is
     then reported on the entry instead of raised). ``subresource``: ``""`` or ``status``.
     ``resource_version_precondition``: the desired object carries ``metadata.resourceVersion``
-    on purpose (the write fails if the object changed). ``dry_run``: decide, never write.
-    ``on_conflict``: names conflicting paths to leave to their owner (a fight backs off).
+    on purpose (the write fails if the object changed). ``on_conflict``: names conflicting paths to leave to their owner (a fight backs off).
     """
 
     manager: str
     force: bool = False
     subresource: str = ""
     resource_version_precondition: bool = False
-    dry_run: bool = False
     on_conflict: OnConflict | None = dataclasses.field(default=None, compare=False)
 
     def but(self, **changes: Any) -> ApplyOptions:
-        """A copy with ``changes`` (``options.but(dry_run=True)``)."""
+        """A copy with ``changes`` (``options.but(force=True)``)."""
         return dataclasses.replace(self, **changes)
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from syncagent.kube.objects import Body, OwnerRef, controller_of
 from syncagent.ssa import managedfields
+from syncagent.ssa.applier import Applier
 from syncagent.ssa.changeset import ChangeSetEntry
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import Engine
 from syncagent.ssa.errors import (
     DesiredObjectError,
     ExistsError,
@@ -105,7 +105,7 @@ def with_references(obj: Mapping[str, Any], *items: Mapping[str, Any]) -> dict[s
 
 
 async def apply_controlled(
-    engine: Engine,
+    engine: Applier,
     desired: Mapping[str, Any],
     options: ApplyOptions,
     *,
@@ -139,8 +139,7 @@ async def apply_controlled(
             ref_of(desired).subject,
             "the desired content carries a controller reference; pass it as controller= instead",
         )
-    plan_only = engine.dry_run or options.dry_run  # a dry run is not create-only: read first
-    current = None if live is None and not plan_only else await engine.live_view(desired, live)
+    current = await engine.view_for_create(desired, live)
     if current is None:
         try:
             return await _create(
@@ -159,7 +158,7 @@ async def apply_controlled(
 
 
 async def _apply_existing(
-    engine: Engine,
+    engine: Applier,
     desired: Mapping[str, Any],
     options: ApplyOptions,
     current: dict[str, Any],
@@ -183,7 +182,7 @@ async def _apply_existing(
 
 
 async def _create(
-    engine: Engine,
+    engine: Applier,
     desired: Mapping[str, Any],
     options: ApplyOptions,
     *,
@@ -238,7 +237,7 @@ def control_refusal(
 
 
 async def set_controller(
-    engine: Engine,
+    engine: Applier,
     obj: Mapping[str, Any],
     *,
     controller: OwnerRef,
@@ -273,7 +272,7 @@ async def set_controller(
 
 
 async def _release_old_controller(
-    engine: Engine,
+    engine: Applier,
     obj: Mapping[str, Any],
     live: dict[str, Any],
     new: OwnerRef,
@@ -318,7 +317,7 @@ _holders = reference_holders
 
 
 async def join(
-    engine: Engine,
+    engine: Applier,
     obj: Mapping[str, Any],
     *,
     owner: OwnerRef,
@@ -343,7 +342,7 @@ async def join(
 
 
 async def guarded_apply(
-    engine: Engine, body: dict[str, Any], options: ApplyOptions, *, view: dict[str, Any] | None
+    engine: Applier, body: dict[str, Any], options: ApplyOptions, *, view: dict[str, Any] | None
 ) -> ChangeSetEntry:
     """An ownership apply decided on ``view`` (often a watch cache's copy): it carries the
     view's resourceVersion as a precondition, so a stale view cannot undo a handoff another
@@ -374,7 +373,7 @@ def _owner_items(obj: Mapping[str, Any]) -> list[tuple[str, bool]]:
 
 
 async def leave(
-    engine: Engine,
+    engine: Applier,
     obj: Mapping[str, Any],
     *,
     owner_uid: str,

@@ -31,8 +31,8 @@ from typing import Any
 
 from syncagent.kube.objects import Body
 from syncagent.ssa import fieldsets
+from syncagent.ssa.applier import Applier
 from syncagent.ssa.desired import ref_of
-from syncagent.ssa.engine import Engine
 from syncagent.ssa.fieldsets import FieldSelector, FieldsV1
 from syncagent.ssa.managedfields import decode_fields, managed_fields_patch
 from syncagent.ssa.paths import render
@@ -238,11 +238,10 @@ def patch_body(plan: TakeoverPlan) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True, slots=True)
 class TakeoverResult:
-    """The object after the takeover (the dry-run result when ``dry_run``); None plan = no-op."""
+    """The object after the takeover (a plan applier's: the dry-run result); None plan = no-op."""
 
     object: dict[str, Any]
     plan: TakeoverPlan | None
-    dry_run: bool = False
 
     @property
     def changed(self) -> bool:
@@ -250,17 +249,16 @@ class TakeoverResult:
 
 
 async def take_over(
-    engine: Engine,
+    engine: Applier,
     live: Mapping[str, Any],
     *,
     content_manager: str,
     ownership_manager: str,
     status_manager: str | None = None,
     policy: TakeoverPolicy = NOTHING,
-    dry_run: bool = False,
 ) -> TakeoverResult:
     """Move what ``policy`` selects of Update entries into our managers, in one guarded write
-    (:meth:`Engine.replace_managed_fields`; a dry run with ``dry_run`` or on a dry-run engine).
+    (:meth:`Engine.replace_managed_fields`; a plan applier makes it a dry run).
 
     Raises ``PreconditionError`` when the object changed since ``live`` was read (re-read it and
     call again).
@@ -274,9 +272,8 @@ async def take_over(
     )
     if plan is None:
         return TakeoverResult(dict(live), None)
-    dry_run = dry_run or engine.dry_run
-    result = await engine.replace_managed_fields(live, plan.managed_fields, dry_run=dry_run)
-    return TakeoverResult(result, plan, dry_run=dry_run)
+    result = await engine.replace_managed_fields(live, plan.managed_fields)
+    return TakeoverResult(result, plan)
 
 
 def needs_takeover(live: Mapping[str, Any] | None, *, policy: TakeoverPolicy = NOTHING) -> bool:

@@ -1,12 +1,15 @@
 """The engine's plain verbs: reads, deletes with UID preconditions, patches, takeovers,
 create and update. :class:`~syncagent.ssa.engine.Engine` adds server-side apply with dry-run
-convergence on top. Each write honours the engine's dry-run mode.
+convergence on top. Every write here is a real write: a plan runs on another applier
+(``ssa/applier.py``), chosen where the program is put together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import httpx2
 
 from syncagent.kube.objects import Body, ObjectRef
 from syncagent.rest.request import JSON_PATCH, MERGE_PATCH, path
@@ -20,23 +23,21 @@ from syncagent.ssa.options import ABSENT, Live
 
 
 class Verbs:
-    """``client`` is a lightkube ``AsyncClient`` (its HTTP connection is shared). ``counter``
-    counts every request of that client. ``dry_run``: never write. ``on_not_served`` is told
-    of every object whose kind the server turned out not to serve (``KubeApi``)."""
+    """``client`` is the process's HTTP client (its connection is shared). ``counter`` counts
+    every request of that client. ``on_not_served`` is told of every object whose kind
+    the server turned out not to serve (``KubeApi``)."""
 
     def __init__(
         self,
-        client: Any,
+        client: httpx2.AsyncClient,
         *,
         cache: ConvergenceCache | None = None,
         counter: RequestCounter | None = None,
-        dry_run: bool = False,
         on_not_served: OnNotServed | None = None,
     ) -> None:
         self.api = KubeApi(client, on_not_served=on_not_served)
         self.cache = cache if cache is not None else ConvergenceCache()
         self.counter = (counter or RequestCounter()).attach(self.api.http)
-        self.dry_run = dry_run
         # Creates carry the create-only resourceVersion (certain.py) unless the agent's start-up
         # check found admission refusing it (ssa/createcheck.py): then they read first.
         self.create_only = True
@@ -73,6 +74,17 @@ class Verbs:
             return await self.get(obj)
         return await self._live(ref_of(obj), live)
 
+    async def view_for_create(self, obj: Mapping[str, Any], live: Live) -> dict[str, Any] | None:
+        """The caller's view of an object it may create: None when the caller did not say
+        (``live`` None) costs no read, because a create-only create finds out itself."""
+        return None if live is None else await self.live_view(obj, live)
+
+    async def owner_alive(self, owner: Mapping[str, Any], *, uid: str) -> bool:
+        """Whether ``owner`` (apiVersion, kind, name, namespace) exists on the server with
+        ``uid`` and is not being deleted: one GET."""
+        found = Body(await self.read(owner))
+        return found.meta.uid == uid and not found.being_deleted
+
     async def delete(
         self,
         obj: Mapping[str, Any],
@@ -84,19 +96,14 @@ class Verbs:
         """Delete the object only if it still has ``uid`` (and ``resource_version``, if given).
 
         Returns False when it was already gone; raises ``PreconditionError`` when the object
-        was replaced or changed. A dry-run engine only asks the server whether it would.
+        was replaced or changed.
         """
         if not uid:
             raise SsaError(ref_of(obj).subject, "delete needs the UID of the object to delete")
         ref = ref_of(obj)
-        if not self.dry_run:
-            self.cache.forget(ref)
+        self.cache.forget(ref)
         return await self.api.delete(
-            ref,
-            uid=uid,
-            resource_version=resource_version,
-            propagation=propagation,
-            dry_run=self.dry_run,
+            ref, uid=uid, resource_version=resource_version, propagation=propagation
         )
 
     async def patch(
@@ -109,48 +116,34 @@ class Verbs:
         subresource: str = "",
     ) -> dict[str, Any]:
         """A merge (or JSON) patch, for the few writes server-side apply cannot make (a custom
-        resource's ``/scale``: kubernetes#116311). A server-side dry run on a dry-run engine."""
+        resource's ``/scale``: kubernetes#116311)."""
         ref = ref_of(obj)
-        if not self.dry_run:
-            self.cache.forget(ref)
+        self.cache.forget(ref)
         return await self.api.patch(
-            ref,
-            body,
-            content_type=content_type,
-            manager=manager,
-            dry_run=self.dry_run,
-            subresource=subresource,
+            ref, body, content_type=content_type, manager=manager, subresource=subresource
         )
 
     async def replace_managed_fields(
         self,
         live: Mapping[str, Any],
         managed_fields: list[dict[str, Any]],
-        *,
-        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Rewrite ``live``'s managedFields, nothing else, in one write guarded by its
-        resourceVersion (a takeover: ``ssa.takeover``). A dry run with ``dry_run`` or on a
-        dry-run engine."""
+        resourceVersion (a takeover: ``ssa.takeover``)."""
         ref = ref_of(live)
-        version = Body(live).meta.resource_version
-        if not version:
-            raise SsaError(ref.subject, "takeover needs the live object's resourceVersion")
-        dry_run = dry_run or self.dry_run
-        body = managed_fields_patch(managed_fields, version)
-        result = await self.api.patch(ref, body, content_type=JSON_PATCH, dry_run=dry_run)
-        if not dry_run:
-            self.cache.forget(ref)
+        result = await self.api.patch(
+            ref, takeover_patch(live, managed_fields), content_type=JSON_PATCH
+        )
+        self.cache.forget(ref)
         return result
 
     async def create(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
-        """A plain create (POST); a dry run on a dry-run engine."""
-        return await self.api.create(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
+        """A plain create (POST)."""
+        return await self.api.create(ref_of(obj), obj, manager=manager)
 
     async def update(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
-        """A plain update (PUT, guarded by the body's resourceVersion); a dry run on a dry-run
-        engine."""
-        return await self.api.update(ref_of(obj), obj, manager=manager, dry_run=self.dry_run)
+        """A plain update (PUT, guarded by the body's resourceVersion)."""
+        return await self.api.update(ref_of(obj), obj, manager=manager)
 
     async def _live(self, ref: ObjectRef, live: Live) -> dict[str, Any] | None:
         if live is ABSENT:
@@ -160,3 +153,11 @@ class Verbs:
         if isinstance(live, Mapping):
             return dict(live)
         return live.to_dict()
+
+
+def takeover_patch(live: Mapping[str, Any], managed_fields: list[dict[str, Any]]) -> list[Any]:
+    """The JSON patch that rewrites ``live``'s managedFields, guarded by its resourceVersion."""
+    version = Body(live).meta.resource_version
+    if not version:
+        raise SsaError(ref_of(live).subject, "takeover needs the live object's resourceVersion")
+    return managed_fields_patch(managed_fields, version)

@@ -18,13 +18,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
+import httpx2
 import pytest
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 
 from syncagent.kube.kinds import CONFIG_MAP
 from syncagent.rest.request import build
-from syncagent.rest.transport import call, http_client
+from syncagent.rest.transport import call
 from syncagent.runtime import fencing, leaseclock
+from syncagent.runtime.client import http_for
 from syncagent.runtime.leader import LeaderElector, LeadershipLost, LeaseConfig
 from syncagent.runtime.metrics import Metrics
 from tests.support.httpfaults import Arrival, HttpFaultProxy
@@ -52,7 +54,7 @@ class Writer:
     def __init__(
         self,
         proxy: HttpFaultProxy,
-        client: AsyncClient,
+        client: httpx2.AsyncClient,
         namespace: str,
         lease: str,
         *,
@@ -70,7 +72,7 @@ class Writer:
             release_on_cancel=False,
         )
         self.elector = LeaderElector(client, cfg, metrics=Metrics(), lease_clock=lease_clock)
-        fencing.install(http_client(client), self.elector.fence)
+        fencing.install(client, self.elector.fence)
         self._client = client
         self._namespace = namespace
         self._name = f"{lease}-writes"
@@ -123,12 +125,12 @@ class Writer:
 async def writer(control_plane, namespace: str, lease: str) -> AsyncIterator[Writer]:
     with HttpFaultProxy(control_plane) as proxy:
         config = proxy.kubeconfig()
-        client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+        client = http_for(KubeConfig.from_file(str(config)).get(), timeout=httpx2.Timeout(10.0))
         try:
             yield Writer(proxy, client, namespace, lease)
         finally:
             proxy.release()  # answer what is still held before the client goes
-            await client.close()
+            await client.aclose()
             config.unlink(missing_ok=True)
 
 
@@ -202,8 +204,8 @@ class StallingWriter(Writer):
         super().__init__(*args)
         self.stalled_at: float | None = None  # time.monotonic() when the stall ended
         self._armed = False
-        fencing_hooks = http_client(self._client).event_hooks
-        http_client(self._client).event_hooks = {
+        fencing_hooks = self._client.event_hooks
+        self._client.event_hooks = {
             **fencing_hooks,
             "request": [*fencing_hooks["request"], self._stall_before_send],
         }
@@ -243,7 +245,7 @@ async def _hand_over(control_plane, namespace, name, make_old, *, stopping: str)
     ):
         with HttpFaultProxy(control_plane) as proxy:
             config = proxy.kubeconfig()
-            client = AsyncClient(config=KubeConfig.from_file(str(config)), field_manager="test")
+            client = http_for(KubeConfig.from_file(str(config)).get(), timeout=httpx2.Timeout(10.0))
             try:
                 old = make_old(proxy, client, namespace, name)
                 tg.start_soon(old.run)
@@ -255,7 +257,7 @@ async def _hand_over(control_plane, namespace, name, make_old, *, stopping: str)
                 )
                 tg.cancel_scope.cancel()
             finally:
-                await client.close()
+                await client.aclose()
                 config.unlink(missing_ok=True)
     return old, follower
 

@@ -13,13 +13,13 @@ import yaml
 from syncagent.cli.main import main
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect import report
-from syncagent.inspect.planengine import PlanEngine
+from syncagent.inspect.planapplier import PlanApplier
 from syncagent.inspect.planner import plan_documents
 from syncagent.programs.capabilities import Setting, capability_overrides
 from syncagent.render.naming import dcd_name
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
-from syncagent.ssa import RequestCounter, SsaError
+from syncagent.ssa import Engine, RequestCounter, SsaError
 from tests.support.agent import running_agent
 from tests.support.graphs import component, graph
 from tests.support.polling import eventually
@@ -48,7 +48,7 @@ def _plan(kubeconfig: Path, doc: dict) -> tuple[report.Plan, RequestCounter]:
                 counter=counter,
             )
         finally:
-            await client.close()
+            await client.aclose()
         return report.build(run)
 
     return anyio.run(go), counter
@@ -244,12 +244,12 @@ def test_writes_around_the_engine_become_dry_runs(control_plane, namespace: str,
     async def go() -> list[str]:
         client_ = make_client(kubeconfig=control_plane.kubeconfig, metrics=Metrics())
         try:
-            engine = PlanEngine(client_)
+            engine = PlanApplier(Engine(client_))
             answer = await engine.patch(obj, {"data": {"a": "2"}}, manager="test")
             assert answer["data"] == {"a": "2"}  # the dry-run answer
             return engine.records.other_writes
         finally:
-            await client_.close()
+            await client_.aclose()
 
     assert anyio.run(go) == [f"PATCH {path}"]
     assert kube.request("GET", path)["data"] == {"a": "1"}

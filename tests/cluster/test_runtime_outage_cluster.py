@@ -6,12 +6,14 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
+import httpx2
 import pytest
 import yaml
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 
 from syncagent.kube.kinds import CONFIG_MAP
 from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.client import http_for
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.watch import Informer, WatchTarget
 from tests.cluster.support.runtime import config_map, create
@@ -61,7 +63,7 @@ class Proxy:
             tg.start_soon(pipe, upstream, client)
 
 
-def client_through(proxy: Proxy, kubeconfig: Path, folder: Path) -> AsyncClient:
+def client_through(proxy: Proxy, kubeconfig: Path, folder: Path) -> httpx2.AsyncClient:
     """A client whose kubeconfig points at the proxy (the server certificate covers 127.0.0.1;
     the control plane's kubeconfig names its files by absolute path)."""
     doc = yaml.safe_load(kubeconfig.read_text())
@@ -69,7 +71,7 @@ def client_through(proxy: Proxy, kubeconfig: Path, folder: Path) -> AsyncClient:
         entry["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
     path = folder / "kubeconfig-via-proxy"
     path.write_text(yaml.safe_dump(doc))
-    return AsyncClient(KubeConfig.from_file(path), trust_env=False)
+    return http_for(KubeConfig.from_file(path).get(), timeout=httpx2.Timeout(10.0))
 
 
 async def test_informer_recovers_after_the_api_server_was_unreachable(
@@ -107,4 +109,4 @@ async def test_informer_recovers_after_the_api_server_was_unreachable(
             lambda: informer.cache.get(namespace, "after") is not None, deadline=10, what="after"
         )
         tg.cancel_scope.cancel()
-    await client.close()
+    await client.aclose()

@@ -116,4 +116,4 @@ async def test_follows_discovery_with_a_client_from_a_kubeconfig(control_plane, 
             == 1
         )
     finally:
-        await client.close()
+        await client.aclose()

@@ -241,7 +241,9 @@ async def test_absent_view_and_delete_with_uid(async_client, namespace):
 
 
 @pytest.mark.anyio
-async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_client, namespace):
+async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(
+    async_client, typed_client, namespace
+):
     desired = [{**configmap(namespace, f"c{i:02d}"), "data": {"i": str(i)}} for i in range(20)]
     engine = Engine(async_client)
     entries = await engine.apply_all(desired, ApplyOptions(manager=MANAGER), concurrency=4)
@@ -250,7 +252,7 @@ async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_clie
     # What a watch cache would hold: typed objects from a LIST.
     views = {
         f"ConfigMap/{namespace}/{o.metadata.name}": o
-        async for o in async_client.list(ConfigMap, namespace=namespace)
+        async for o in typed_client.list(ConfigMap, namespace=namespace)
     }
     before = engine.counter.total
     again = await engine.apply_all(
@@ -261,11 +263,11 @@ async def test_apply_all_then_a_resync_from_listed_views_asks_nothing(async_clie
 
 
 @pytest.mark.anyio
-async def test_plan_shows_the_change_and_writes_nothing(async_client, namespace):
+async def test_preview_shows_the_change_and_writes_nothing(async_client, namespace):
     engine = Engine(async_client)
     created = await engine.apply(deployment(namespace, replicas=1), ApplyOptions(manager=MANAGER))
     writes = engine.counter.writes
-    planned = await engine.plan(deployment(namespace, replicas=4), ApplyOptions(manager=MANAGER))
+    planned = await engine.preview(deployment(namespace, replicas=4), ApplyOptions(manager=MANAGER))
     assert planned.action == "configured"
     assert planned.dry_run
     assert planned.object["spec"]["replicas"] == 4

@@ -29,7 +29,7 @@ OWNERSHIP = ownership.MANAGER.name
 
 
 async def watched_create(
-    async_client, namespace: str, engine: Engine, controller: OwnerRef, *, shared: bool
+    typed_client, namespace: str, engine: Engine, controller: OwnerRef, *, shared: bool
 ) -> tuple[list, list[tuple[str, list[dict]]]]:
     """``apply_controlled`` of a new Deployment, with every version a watch saw of it."""
     seen: list[tuple[str, list[dict]]] = []
@@ -37,10 +37,10 @@ async def watched_create(
     target: list[str] = []
 
     async def watch() -> None:
-        listing = async_client.list(Deployment, namespace=namespace)
+        listing = typed_client.list(Deployment, namespace=namespace)
         async for _ in listing:
             pass
-        stream = async_client.watch(
+        stream = typed_client.watch(
             Deployment, namespace=namespace, resource_version=listing.resourceVersion
         )
         listed.set()
@@ -70,14 +70,14 @@ async def watched_create(
 
 @pytest.mark.anyio
 async def test_create_is_one_write_born_with_the_reference_and_converged_after(
-    async_client, namespace
+    async_client, typed_client, namespace
 ):
     # docs/write-protocol.md (supersedes routing.md §3 example 8): one content apply carrying
     # the controller reference; its content manager keeps it.
     engine = Engine(async_client)
     (controller,) = await owners(engine, namespace, "dgd")
     writes, dry_runs = engine.counter.writes, engine.counter.count(dry_run=True)
-    created, seen = await watched_create(async_client, namespace, engine, controller, shared=False)
+    created, seen = await watched_create(typed_client, namespace, engine, controller, shared=False)
     assert [(e.manager, e.action) for e in created] == [(WORKLOADS, "created")]
     # One write, no dry run.
     assert (engine.counter.writes, engine.counter.count(dry_run=True)) == (writes + 1, dry_runs)
@@ -97,10 +97,12 @@ async def test_create_is_one_write_born_with_the_reference_and_converged_after(
 
 
 @pytest.mark.anyio
-async def test_shared_create_hands_the_reference_to_the_ownership_manager(async_client, namespace):
+async def test_shared_create_hands_the_reference_to_the_ownership_manager(
+    async_client, typed_client, namespace
+):
     engine = Engine(async_client)
     (controller,) = await owners(engine, namespace, "dgd")
-    created, seen = await watched_create(async_client, namespace, engine, controller, shared=True)
+    created, seen = await watched_create(typed_client, namespace, engine, controller, shared=True)
     # Content with the reference, ownership apply, content without the reference.
     assert [(e.manager, e.action) for e in created] == [
         (WORKLOADS, "created"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from syncagent.inspect.planapplier import PlanApplier
 from syncagent.runtime.client import make_client
 from syncagent.runtime.metrics import Metrics
 from syncagent.ssa import ApplyOptions, Engine, PreconditionError, RequestCounter
@@ -117,7 +118,7 @@ def _with_engine(kubeconfig, work):
         try:
             return await work(Engine(client, counter=RequestCounter()))
         finally:
-            await client.close()
+            await client.aclose()
 
     return anyio.run(go)
 
@@ -186,7 +187,7 @@ def test_dry_run_takeover_changes_nothing(control_plane, namespace: str, kube, k
     live = _upstream_deployment(kube, namespace, kubectl)
 
     async def work(engine: Engine) -> dict:
-        result = await take_over(engine, live, dry_run=True, **TARGETS)
+        result = await take_over(PlanApplier(engine), live, **TARGETS)
         assert engine.counter.writes == 0
         return result.object
 

@@ -7,8 +7,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
-from lightkube import AsyncClient, Client, KubeConfig
+from lightkube import Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace
 
@@ -34,6 +35,6 @@ def clusterenv_namespace(kubeconfig: KubeConfig) -> Iterator[str]:
 
 
 @pytest.fixture
-def api(async_client: AsyncClient) -> KubeApi:
+def api(async_client: httpx2.AsyncClient) -> KubeApi:
     """Raw apply on the test control plane: every field the server returns is kept."""
     return KubeApi(async_client)

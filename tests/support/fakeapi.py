@@ -3,7 +3,7 @@
 httpx2's ``MockTransport`` in front of :class:`FakeApi`: every request is recorded, then answered
 by what the test says (``answer=``, or a subclass overriding :meth:`FakeApi.answer` for a
 scenario with state). :meth:`FakeApi.http` is a plain client at :data:`BASE`,
-:meth:`FakeApi.lightkube` lightkube's client as the agent builds it, the transport swapped.
+:meth:`FakeApi.client` the agent's own client (``http_for``) on this transport.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 import httpx2
-from lightkube import AsyncClient
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.config.models import Cluster, Context, User
 
-from syncagent.rest.transport import http_client
+from syncagent.runtime.client import http_for
 
 BASE = "https://api.test"
 
@@ -58,7 +57,7 @@ class FakeApi:
     def http(self, *, base_url: str = BASE) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(base_url=base_url, transport=self.transport())
 
-    def lightkube(self, *, namespace: str = "ns", timeout: float = 5.0) -> AsyncClient:
-        client = AsyncClient(offline_config(), namespace=namespace, timeout=httpx2.Timeout(timeout))
-        http_client(client)._transport = self.transport()
-        return client
+    def client(self, *, timeout: float = 5.0) -> httpx2.AsyncClient:
+        return http_for(
+            offline_config(), timeout=httpx2.Timeout(timeout), transport=self.transport()
+        )

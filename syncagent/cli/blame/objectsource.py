@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 import httpx2
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.api import LoadError, load_documents
 from syncagent.cli.blame import ownedlines

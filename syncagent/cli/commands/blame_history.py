@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 import orjson
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.cli.blame import AGENT_SERVICE
 from syncagent.cli.errors import UserError

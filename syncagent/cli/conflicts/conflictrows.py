@@ -28,7 +28,7 @@ import orjson
 from fieldmanagers import is_ours
 from syncagent.cli.conflicts import fightevents
 from syncagent.cli.conflicts.fieldpaths import show, value_at
-from syncagent.inspect.planengine import Records
+from syncagent.inspect.planapplier import Records
 from syncagent.kube.objects import Body
 from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict

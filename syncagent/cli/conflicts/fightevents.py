@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 import orjson
 
 from syncagent.kube.kinds import EVENT
@@ -41,7 +42,7 @@ class FightRow:
         return format_duration(self.backoff) if self.backoff else "?"
 
 
-async def read_fights(client: Any, graph: Mapping[str, Any]) -> list[FightRow]:
+async def read_fights(client: httpx2.AsyncClient, graph: Mapping[str, Any]) -> list[FightRow]:
     """The ``FieldFight`` Events on this graph (this incarnation: its UID), newest last."""
     meta = Body(graph).meta
     selector = ",".join(

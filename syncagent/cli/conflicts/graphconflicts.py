@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lightkube import ApiError, AsyncClient
+from httpx2 import AsyncClient
+from lightkube import ApiError
 
 from syncagent.cli.conflicts import conflictrows
 from syncagent.cli.conflicts.fightevents import FightRow, read_fights
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         except ApiError as err:
             raise InspectError(f"{subject}: cannot list its Events: {err}") from None
-        return conflictrows.rows(run_.engine.records), fought
+        return conflictrows.rows(run_.applier.records), fought
 
     try:
         found, fought = run_async(connection(args), work)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.managers import managerchecks
 from syncagent.inspect.live import ReadError, read_graph
-from syncagent.inspect.planengine import PlanEngine
 from syncagent.inspect.planner import PlanError, read_store
 from syncagent.inspect.session import (
     InspectError,
     default_namespace,
     run_async,
 )
+from syncagent.ssa import Engine
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             graph = await read_graph(client, args.graph, namespace=namespace)
             # A dry-run engine: reading the store never writes, nothing to release afterwards.
-            store = await read_store(PlanEngine(client), namespace, programs=args.programs)
+            store = await read_store(Engine(client), namespace, programs=args.programs)
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.api import LoadError, load_documents
 from syncagent.api.load import is_ours, object_ref
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         finally:
             if user is not None:
-                await user.close()
+                await user.aclose()
         return report.build(run_)
 
     try:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.inspect.session import InspectError
 from syncagent.kube import kinds as k

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import orjson
 import yaml
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection

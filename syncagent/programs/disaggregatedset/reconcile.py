@@ -131,7 +131,7 @@ class DsReconcile:
         if cached is not None:
             _F_CACHE.move_to_end(key)
             return cached
-        entry = await ctx.writer.engine.plan(
+        entry = await ctx.writer.engine.preview(
             out.rendered.manifest(),
             ApplyOptions(manager=ds_manager.MANAGER.name, force=True),
             live=live if live is not None else ABSENT,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from syncagent.api.schemas import check_live, check_schema
+from syncagent.api.schemas import LiveChecks, check_schema
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agg.yaml"
 
@@ -22,6 +22,7 @@ def broken() -> dict:
 
 
 def test_same_findings_as_the_offline_check():
+    check_live = LiveChecks().check
     for doc in (graph(), broken()):
         live, offline = check_live(doc), check_schema(doc)
         assert [str(f) for f in live.errors] == [str(f) for f in offline.errors]
@@ -31,6 +32,7 @@ def test_same_findings_as_the_offline_check():
 
 
 def test_a_status_or_metadata_change_reuses_the_answer_and_a_spec_change_does_not():
+    check_live = LiveChecks().check
     doc = broken()
     first = check_live(doc)
     later = copy.deepcopy(doc)
@@ -39,3 +41,11 @@ def test_a_status_or_metadata_change_reuses_the_answer_and_a_spec_change_does_no
     assert check_live(later) is first
     later["spec"]["components"][0]["replicas"] = 2
     assert [str(f) for f in check_live(later).errors] == []
+
+
+def test_the_oldest_answer_goes_past_the_bound():
+    checks = LiveChecks(size=1)
+    first = checks.check(graph())
+    checks.check(broken())
+    assert checks.check(graph()) is not first
+    assert checks.check(graph()).errors == first.errors

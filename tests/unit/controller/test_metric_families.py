@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lightkube import AsyncClient, KubeConfig
-from lightkube.config.models import Cluster, User
+import httpx2
 
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.controller import ControllerSettings, setup
+from syncagent.runtime.client import http_for
 from syncagent.runtime.manager import Manager, ManagerOptions
 from syncagent.runtime.metrics import Metrics
+from tests.support.fakeapi import offline_config
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def documented_families() -> set[str]:
@@ -23,12 +24,9 @@ def documented_families() -> set[str]:
     return {re.sub(r"_(bucket|count|sum)$", "", n) for n in names}
 
 
-def offline_client() -> AsyncClient:
+def offline_client() -> httpx2.AsyncClient:
     # Never contacted: wiring the controllers sends no request.
-    config = KubeConfig.from_one(
-        cluster=Cluster(server="https://127.0.0.1:1"), user=User(token="t")
-    )
-    return AsyncClient(config, trust_env=False)
+    return http_for(offline_config("https://127.0.0.1:1"), timeout=httpx2.Timeout(10.0))
 
 
 def test_a_wired_agent_lists_every_documented_family_before_any_work() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from syncagent.inspect.planengine import compose
+from syncagent.inspect.planapplier import compose
 
 
 def _obj(**meta: object) -> dict:
@@ -60,20 +60,21 @@ def test_absent_object_keeps_the_first_create() -> None:
     assert [e["manager"] for e in out["metadata"]["managedFields"]] == ["o"]
 
 
-def test_plan_engine_compares_with_the_object_before_a_takeover() -> None:
+def test_plan_applier_compares_with_the_object_before_a_takeover() -> None:
     import httpx2
 
-    from syncagent.inspect.planengine import PlanEngine
+    from syncagent.inspect.planapplier import PlanApplier
+    from syncagent.ssa import Engine
 
-    engine = PlanEngine(httpx2.AsyncClient(base_url="https://127.0.0.1:1"))
+    engine = Engine(httpx2.AsyncClient(base_url="https://127.0.0.1:1"))
+    applier = PlanApplier(engine)
     before = _obj(resourceVersion="1", managedFields=[_mf("kubectl-edit", {"f:spec": {}})])
     after = _obj(resourceVersion="1", managedFields=[_mf("syncagent/services", {"f:spec": {}})])
-    engine.observe_takeover(before, after)
-    engine.observe_takeover(after, after)  # a later view never replaces the real one
-    assert engine.records.real["Service/d/s"] == before
-    assert engine.records.order == ["Service/d/s"]
-    # Dry runs come from the engine's own verbs: nothing rewrites the client's requests.
-    assert engine.dry_run
+    applier.observe_takeover(before, after)
+    applier.observe_takeover(after, after)  # a later view never replaces the real one
+    assert applier.records.real["Service/d/s"] == before
+    assert applier.records.order == ["Service/d/s"]
+    # Dry runs are the applier's own requests: nothing rewrites the client's requests.
     assert engine.api.http.event_hooks["request"] == [engine.counter.hook]
 
 

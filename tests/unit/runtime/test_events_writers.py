@@ -11,7 +11,6 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from lightkube import AsyncClient
 
 from syncagent.runtime.events import NORMAL, EventMetrics, EventRecorder, ObjectRef
 from syncagent.runtime.metrics import Metrics
@@ -44,8 +43,8 @@ def ref(name: str) -> ObjectRef:
     return ObjectRef("v1", "ConfigMap", "ns", name, "uid-" + name)
 
 
-def recorder_on(server: Server, **options: Any) -> tuple[AsyncClient, EventRecorder]:
-    client = server.lightkube(namespace="ns", timeout=5.0)
+def recorder_on(server: Server, **options: Any) -> tuple[httpx2.AsyncClient, EventRecorder]:
+    client = server.client(timeout=5.0)
     options.setdefault("metrics", Metrics())
     return client, EventRecorder(client, **options)
 
@@ -84,7 +83,7 @@ async def test_four_writers_at_once_and_a_repeat_is_aggregated_after_its_event()
     assert posts == ["A", "B", "C", "D"]  # written together: the server waited for all four
     assert [method for method, _ in server.events].count("PATCH") == 1
     assert server.events[-1][0] == "PATCH"  # the repeat, after its Event was created
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -100,7 +99,7 @@ async def test_events_wait_while_reconciles_wait_then_each_is_written():
         waiting[0] = False
         await eventually_async(lambda: len(server.events) == 2, deadline=15, what="both Events")
     assert server.events == [("POST", "CreateX"), ("POST", "CreateX")]  # one per event
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -113,7 +112,7 @@ async def test_an_event_waits_for_busy_reconciles_only_so_long():
         assert server.events == []
         await eventually_async(lambda: server.events, deadline=15, what="the Event")
     assert server.events == [("POST", "A")]
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -128,7 +127,7 @@ async def test_while_reconciles_wait_the_queue_is_kept_under_half_full():
         await eventually_async(lambda: server.events, deadline=15, what="an Event")
         await anyio.wait_all_tasks_blocked()
     assert server.events == [("POST", "A")]  # the oldest; B waits again
-    await client.close()
+    await client.aclose()
 
 
 @pytest.mark.anyio
@@ -143,4 +142,4 @@ async def test_a_flush_at_shutdown_takes_what_waits_for_a_writer():
         await recorder.flush()
         await anyio.wait_all_tasks_blocked()  # and then finds B gone: no error
     assert sorted(reason for _, reason in server.events) == ["A", "B"]
-    await client.close()
+    await client.aclose()

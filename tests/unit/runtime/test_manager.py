@@ -3,12 +3,13 @@ import socket
 import anyio
 import httpx2
 import pytest
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 from lightkube.config.models import Cluster, User
 
 from syncagent.rest.request import build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call
+from syncagent.runtime.client import http_for
 from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.leader import LeaseConfig
 from syncagent.runtime.manager import Manager, ManagerOptions, sole_exception
@@ -19,12 +20,12 @@ pytestmark = pytest.mark.anyio
 CONFIG_MAP_RESOURCE = Resource.of("v1", "ConfigMap", "configmaps")
 
 
-def offline_client() -> AsyncClient:
+def offline_client() -> httpx2.AsyncClient:
     # Never contacted: the run fails before the first request.
     config = KubeConfig.from_one(
         cluster=Cluster(server="https://127.0.0.1:1"), user=User(token="t")
     )
-    return AsyncClient(config, trust_env=False)
+    return http_for(config.get(), timeout=httpx2.Timeout(10.0))
 
 
 async def test_a_taken_metrics_port_is_raised_as_itself():

@@ -1,5 +1,5 @@
 """The per-request retry policy (syncagent.runtime.retry), through an httpx2 ``MockTransport``
-passed as the client's ``transport=``, and installed in the lightkube client the agent uses.
+passed as the client's ``transport=``, and installed in the client the agent builds.
 
 What is retried follows client-go's rules for a request: 429 always (the server did not act),
 after ``Retry-After``; 5xx and broken connections only for requests safe to repeat.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import httpx2
 import pytest
-from lightkube import AsyncClient
-from lightkube.resources.core_v1 import ConfigMap
 
-from syncagent.rest.transport import http_client
+from syncagent.rest.request import build
+from syncagent.rest.resource import Resource
+from syncagent.rest.transport import call
+from syncagent.runtime.client import http_for
 from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.metrics import Metrics
 from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
@@ -184,21 +185,21 @@ async def test_a_watch_is_retried_before_its_stream_starts():
 
 
 @pytest.mark.anyio
-async def test_the_lightkube_client_retries_through_the_installed_transport():
-    """What the agent runs: lightkube's AsyncClient with the retries installed by make_client."""
-    config = offline_config()
-    client = AsyncClient(config, namespace="ns")
-    http = http_client(client)
+async def test_the_agents_client_retries_through_the_installed_transport():
+    """What the agent runs: the client ``http_for`` builds, with the retries ``make_client``
+    installs."""
+    http = http_for(offline_config(), timeout=httpx2.Timeout(5.0))
     metrics = Metrics()
     install(http, metrics=metrics)
     server = Server((429, {"Retry-After": "0"}), 503)
     http._transport.inner = server.transport()
-    got = await client.get(ConfigMap, "c", namespace="ns")
-    assert got.metadata.name == "c"
+    config_map = Resource.of("v1", "ConfigMap", "configmaps")
+    got = await call(http, build(config_map, "get", namespace="ns", name="c"))
+    assert got["metadata"]["name"] == "c"
     assert server.methods == ["GET"] * 3
     assert 'reason="429"' in metrics.render()
     assert 'reason="503"' in metrics.render()
-    await client.close()
+    await http.aclose()
 
 
 @pytest.mark.anyio

@@ -49,7 +49,7 @@ class Server(FakeApi):
 @pytest.mark.anyio
 async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout():
     server = Server()
-    client = server.lightkube(namespace="ns", timeout=0.5)
+    client = server.client(timeout=0.5)
     informer = Informer(client, WatchTarget(CONFIG_MAP, namespace="ns"), watch_timeout=60)
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
@@ -59,4 +59,4 @@ async def test_a_watch_that_never_answers_is_abandoned_after_the_request_timeout
             )
             group.cancel_scope.cancel()
     assert server.watches >= 2
-    await client.close()
+    await client.aclose()

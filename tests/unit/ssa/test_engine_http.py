@@ -231,8 +231,8 @@ async def test_apply_all_writes_in_input_order(server, engine):
 
 
 @pytest.mark.anyio
-async def test_plan_never_writes(server, engine):
-    entry = await engine.plan(cm(), ApplyOptions(manager="m"))
+async def test_preview_never_writes(server, engine):
+    entry = await engine.preview(cm(), ApplyOptions(manager="m"))
     assert entry.action == "created"
     assert entry.dry_run
     assert server.real_applies() == []
@@ -248,11 +248,11 @@ async def test_delete_carries_uid_precondition(server, engine):
 
 
 @pytest.mark.anyio
-async def test_forced_plan_reports_conflicts_and_shows_the_forced_result(server, engine):
+async def test_forced_preview_reports_conflicts_and_shows_the_forced_result(server, engine):
     await engine.apply(cm(), ApplyOptions(manager="m"))
     server.conflict_unless_forced = True
     server.log.clear()
-    entry = await engine.plan(cm(a="2"), ApplyOptions(manager="m", force=True))
+    entry = await engine.preview(cm(a="2"), ApplyOptions(manager="m", force=True))
     assert entry.dry_run
     assert entry.action == "configured"
     assert [c.path for c in entry.conflicts] == [".data.a"]

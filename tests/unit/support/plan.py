@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from syncagent.inspect.planengine import Deleted, Recorded, Records, Refused
+from syncagent.inspect.planapplier import Deleted, Recorded, Records, Refused
 from syncagent.inspect.planner import PlanRun
 from syncagent.ssa import ChangeSetEntry, Conflict
 
@@ -244,7 +244,7 @@ def sample_records() -> Records:
 def sample_run(records: Records) -> PlanRun:
     """A PlanRun shell around ``records`` (the engine is never called by the report)."""
     run = PlanRun.__new__(PlanRun)
-    run.engine = type("FakeEngine", (), {"records": records})()  # type: ignore[assignment]
+    run.applier = type("FakeApplier", (), {"records": records})()  # type: ignore[assignment]
     run.inputs = []
     run.errors = []
     run.live = {}

@@ -1,12 +1,14 @@
-"""An apply engine for ``plan``: dry runs only, never a write.
+"""The applier of ``syncagent plan``: dry runs only, never a write.
 
-The programs run unchanged against it: it is an :class:`Engine` in dry-run mode, so every
-``apply`` is :meth:`Engine.plan` (a server-side dry run under the same manager and force
-policy), every ``patch`` and takeover a server-side dry run, and every ``delete`` is recorded
-as ``would-delete``. Dry runs are not persisted, so a second apply to the same object (the
-ownership apply after a content apply) is dry-run against the real live object; the engine then
-composes the results: each dry run contributes the parts it changed relative to the real live
-object, and programs see that composition as the apply's result.
+The programs run unchanged against it: it implements the same
+:class:`~syncagent.ssa.applier.Applier` as the agent's :class:`~syncagent.ssa.Engine` and
+reads through one, so every ``apply`` is :meth:`Engine.preview` (a server-side dry run under
+the same manager and force policy), every ``patch``, takeover, create and update a server-side
+dry run, and every ``delete`` is recorded as ``would-delete``. Dry runs are not persisted, so
+a second apply to the same object (the ownership apply after a content apply) is dry-run
+against the real live object; the applier then composes the results: each dry run contributes
+the parts it changed relative to the real live object, and programs see that composition as
+the apply's result.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncagent.kube.objects import Body
-from syncagent.rest.request import MERGE_PATCH
+from syncagent.rest.request import JSON_PATCH, MERGE_PATCH
 from syncagent.ssa import (
     ABSENT,
     ApplyOptions,
@@ -29,6 +31,7 @@ from syncagent.ssa import (
     ref_of,
 )
 from syncagent.ssa.options import Live
+from syncagent.ssa.verbs import takeover_patch
 
 _META_PARTS = ("labels", "annotations", "ownerReferences", "finalizers")
 
@@ -79,11 +82,12 @@ class Records:
             self.order.append(subject)
 
 
-class PlanEngine(Engine):
-    """An :class:`Engine` whose writes are dry runs; ``records`` says what would happen."""
+class PlanApplier:
+    """An :class:`~syncagent.ssa.applier.Applier` whose writes are dry runs sent through
+    ``engine`` (which it never asks to write); ``records`` says what would happen."""
 
-    def __init__(self, client: Any, **kwargs: Any) -> None:
-        super().__init__(client, dry_run=True, **kwargs)
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
         self.records = Records()
 
     async def apply(
@@ -105,7 +109,9 @@ class PlanEngine(Engine):
             self._record(subject, desired, entry, options)
             return entry
         try:
-            entry = await self.plan(desired, options, live=ABSENT if base is None else base)
+            entry = await self.engine.preview(
+                desired, options, live=ABSENT if base is None else base
+            )
         except ConflictError as err:
             self.records.see(subject)
             record = Refused(subject, options.manager, copy.deepcopy(dict(desired)), err.conflicts)
@@ -118,6 +124,11 @@ class PlanEngine(Engine):
         self.records.see(subject)
         self._record(subject, desired, entry, options)
         return dataclasses.replace(entry, object=copy.deepcopy(composed))
+
+    async def preview(
+        self, desired: Mapping[str, Any], options: ApplyOptions, *, live: Live = None
+    ) -> ChangeSetEntry:
+        return await self.engine.preview(desired, options, live=live)
 
     async def delete(
         self,
@@ -136,10 +147,32 @@ class PlanEngine(Engine):
         subject = ref_of(obj).subject
         if not subresource and subject in self.records.composed:
             return copy.deepcopy(self.records.composed[subject])
-        found = await super().get(obj, subresource=subresource)
+        found = await self.engine.get(obj, subresource=subresource)
         if not subresource:
             self.records.real.setdefault(subject, copy.deepcopy(found))
         return found
+
+    async def read(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any] | None:
+        return await self.engine.read(obj, subresource=subresource)
+
+    async def list(self, api_version: str, kind: str, namespace: str) -> list[dict[str, Any]]:
+        return await self.engine.list(api_version, kind, namespace)
+
+    async def path_of(self, obj: Mapping[str, Any], *, subresource: str = "") -> str:
+        return await self.engine.path_of(obj, subresource=subresource)
+
+    async def live_view(self, obj: Mapping[str, Any], live: Live = None) -> dict[str, Any] | None:
+        if live is None:
+            return await self.get(obj)
+        return await self.engine.live_view(obj, live)
+
+    async def view_for_create(self, obj: Mapping[str, Any], live: Live) -> dict[str, Any] | None:
+        # A dry-run create is not create-only (nothing is created to refuse the next one):
+        # read first, as the agent's create would find out.
+        return await self.live_view(obj, live)
+
+    async def owner_alive(self, owner: Mapping[str, Any], *, uid: str) -> bool:
+        return True  # what the plan creates exists in the plan; the agent confirms on the day
 
     def _record(
         self,
@@ -164,8 +197,13 @@ class PlanEngine(Engine):
     ) -> dict[str, Any]:
         """A write the programs make around server-side apply (a Grove ``/scale`` patch): a dry
         run, listed as an other write."""
-        result = await super().patch(
-            obj, body, manager=manager, content_type=content_type, subresource=subresource
+        result = await self.engine.api.patch(
+            ref_of(obj),
+            body,
+            content_type=content_type,
+            manager=manager,
+            dry_run=True,
+            subresource=subresource,
         )
         self.records.other_writes.append(
             f"PATCH {await self.path_of(obj, subresource=subresource)}"
@@ -173,15 +211,22 @@ class PlanEngine(Engine):
         return result
 
     async def replace_managed_fields(
-        self,
-        live: Mapping[str, Any],
-        managed_fields: list[dict[str, Any]],
-        *,
-        dry_run: bool = False,
+        self, live: Mapping[str, Any], managed_fields: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        result = await super().replace_managed_fields(live, managed_fields, dry_run=True)
+        result = await self.engine.api.patch(
+            ref_of(live),
+            takeover_patch(live, managed_fields),
+            content_type=JSON_PATCH,
+            dry_run=True,
+        )
         self.observe_takeover(dict(live), result)
         return result
+
+    async def create(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        return await self.engine.api.create(ref_of(obj), obj, manager=manager, dry_run=True)
+
+    async def update(self, obj: Mapping[str, Any], *, manager: str) -> dict[str, Any]:
+        return await self.engine.api.update(ref_of(obj), obj, manager=manager, dry_run=True)
 
     def observe_takeover(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         """A program's takeover (dry-run here): later applies compare with the real object."""
@@ -197,7 +242,7 @@ class PlanEngine(Engine):
         if live is ABSENT:
             real: dict[str, Any] | None = None
         elif live is None:
-            real = await super().get(desired)
+            real = await self.engine.get(desired)
         else:
             real = copy.deepcopy(dict(live))
         self.records.real[subject] = real
