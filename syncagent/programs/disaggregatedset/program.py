@@ -14,6 +14,7 @@ from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs import routing
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
+from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.program import Claim, Route, Watched, WatchFn
 from syncagent.programs.routing import Pathway
@@ -37,7 +38,10 @@ CAPABILITY = Capability(
 
 
 class DisaggregatedSetProgram:
-    """Takes a graph that asks for it and is eligible; otherwise the next program does."""
+    """Takes a graph that asks for it and is eligible; otherwise the next program does.
+
+    It owns its remembered template hashes (``F``), so they live as long as the registry the
+    composition root builds, not as module state."""
 
     name = "disaggregatedset"
     pathway = Pathway.DISAGGREGATED_SET
@@ -51,6 +55,9 @@ class DisaggregatedSetProgram:
         "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
         "components)"
     )
+
+    def __init__(self) -> None:
+        self._hashes = TemplateHashes()
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return (annotations.get(routing.ENABLE_DS) or "").lower() == "true"
@@ -87,4 +94,4 @@ class DisaggregatedSetProgram:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.
         from syncagent.programs.disaggregatedset.reconcile import DsReconcile
 
-        return await DsReconcile().reconcile(ctx)
+        return await DsReconcile(self._hashes).reconcile(ctx)
