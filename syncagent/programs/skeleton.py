@@ -99,6 +99,34 @@ class Pathway(Protocol[Live]):
 async def run(ctx: GraphContext, pathway: Pathway[Live]) -> ProgramResult:
     """One reconcile of ``ctx``'s graph on ``pathway``. Errors raised here become the status
     in ``programs.graph.reconcile``."""
+    turn = start(ctx)
+    live = pathway.read(turn)
+    pathway.plan(turn, live)
+    await pathway.apply_root(turn, live)
+    turn.dcds = generate_dcds(
+        ctx.typed, live=turn.graph_live, env=turn.env, worker_hash=turn.worker_hash
+    )
+    await apply_identity(turn)
+    await waitleader.sync_graph(ctx)
+    for dcd in turn.dcds:
+        if pathway.applies_dcd(live, dcd.body["spec"]["name"]):
+            turn.latest[dcd.name] = await _apply_dcd(turn, dcd)
+    resources = await pathway.settle(turn, live)
+    result = status.result_of(resources, waiting_checkpoints=turn.checkpoints.waiting())
+    stale = await pathway.retire(turn, live, successful=result.ready)
+    built = build_status(
+        ctx,
+        result,
+        components=pathway.components(turn, live),
+        restart=turn.restart.status,
+        checkpoints=turn.checkpoints.status(),
+        stale=stale,
+    )
+    return ProgramResult(built, list(ctx.writer.events), requeue_after=turn.requeue_after)
+
+
+def start(ctx: GraphContext) -> Turn:
+    """The checkpoints the components restore from and the environment they render in."""
     checkpoints = read_checkpoints(ctx.store, ctx.namespace, ctx.typed.spec.components)
     env = environment(
         ctx.store,
@@ -107,30 +135,7 @@ async def run(ctx: GraphContext, pathway: Pathway[Live]) -> ProgramResult:
         checkpoints=checkpoints.ready,
         agent_account=ctx.agent_account,
     )
-    turn = Turn(ctx, checkpoints, env)
-    live = pathway.read(turn)
-    pathway.plan(turn, live)
-    await pathway.apply_root(turn, live)
-    turn.dcds = generate_dcds(
-        ctx.typed, live=turn.graph_live, env=env, worker_hash=turn.worker_hash
-    )
-    await apply_identity(turn)
-    await waitleader.sync_graph(ctx)
-    for dcd in turn.dcds:
-        if pathway.applies_dcd(live, dcd.body["spec"]["name"]):
-            turn.latest[dcd.name] = await _apply_dcd(turn, dcd)
-    resources = await pathway.settle(turn, live)
-    result = status.result_of(resources, waiting_checkpoints=checkpoints.waiting())
-    stale = await pathway.retire(turn, live, successful=result.ready)
-    built = build_status(
-        ctx,
-        result,
-        components=pathway.components(turn, live),
-        restart=turn.restart.status,
-        checkpoints=checkpoints.status(),
-        stale=stale,
-    )
-    return ProgramResult(built, list(ctx.writer.events), requeue_after=turn.requeue_after)
+    return Turn(ctx, checkpoints, env)
 
 
 async def apply_identity(turn: Turn) -> None:

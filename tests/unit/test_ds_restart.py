@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from syncagent.api import Restart
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs import skeleton
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
@@ -238,7 +239,8 @@ def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
     ctx = graph_context(
         g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
     )
-    return prepare(ctx).restart
+    turn = skeleton.start(ctx)
+    return prepare(ctx, turn.checkpoints, turn.env).restart
 
 
 def test_a_ds_view_without_this_restart_does_not_complete_it() -> None:
