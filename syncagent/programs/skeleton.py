@@ -11,9 +11,11 @@ objects and reports each component. A step every pathway needs is added to :func
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from syncagent.api import Component
 from syncagent.kube import being_deleted
 from syncagent.programs import status, waitleader
 from syncagent.programs.base import ProgramResult
@@ -32,6 +34,7 @@ from syncagent.render import (
     source_of,
 )
 from syncagent.render.inputs import discovery_on
+from syncagent.render.naming import dynamo_namespace
 from syncagent.ssa import owner_of
 
 Live = TypeVar("Live")
@@ -57,7 +60,12 @@ class Turn:
     deleting: set[str] = field(default_factory=set)
     requeue_after: float | None = None
 
-    def plan_restart(self, done: Any) -> RestartPlan:
+    def dynamo_namespace(self, component: Component) -> str:
+        """The Dynamo namespace ``component`` runs in (before any worker generation)."""
+        ctx, global_ns = self.ctx, bool(component.global_dynamo_namespace)
+        return dynamo_namespace(ctx.namespace, ctx.name, global_namespace=global_ns)
+
+    def plan_restart(self, done: Callable[[str], bool]) -> RestartPlan:
         """The restart state of the components, ``done(c)`` saying whether ``c`` rolled."""
         ctx = self.ctx
         names = [c.name for c in ctx.typed.spec.components]

@@ -21,7 +21,6 @@ from syncagent.programs.skeleton import Turn
 from syncagent.programs.view import Obj
 from syncagent.render import GraphLive, component_dcd_name, graph_worker_hash
 from syncagent.render import labels as L
-from syncagent.render.naming import dynamo_namespace
 from syncagent.render.workerhash import runtime_namespace
 
 
@@ -96,8 +95,7 @@ class ComponentReconcile:
                 out[name] = dict(reported)
                 continue
             multinode = component.is_multinode
-            global_ns = bool(component.global_dynamo_namespace)
-            base = dynamo_namespace(ctx.namespace, ctx.name, global_namespace=global_ns)
+            base = turn.dynamo_namespace(component)
             out[name] = {
                 "componentKind": "LeaderWorkerSet" if multinode else "Deployment",
                 "componentNames": [dcd_name + ("-0" if multinode else "")],

@@ -11,7 +11,6 @@ pathways' objects go (:mod:`.services`).
 from __future__ import annotations
 
 import dataclasses
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,10 +39,7 @@ from syncagent.render.disaggregatedset import (
     render_disaggregated_set,
     with_template_hash,
 )
-from syncagent.render.naming import dynamo_namespace
 from syncagent.ssa import owner_of
-
-log = logging.getLogger(__name__)
 
 REQUEUE_AFTER_MODIFIED = 5.0
 
@@ -136,8 +132,7 @@ class DsReconcile:
         slices = ds_readiness.slices_of(live.ds or {})
         for component in ctx.typed.spec.components:
             name = component.name
-            global_ns = bool(component.global_dynamo_namespace)
-            runtime = dynamo_namespace(ctx.namespace, ctx.name, global_namespace=global_ns)
+            runtime = turn.dynamo_namespace(component)
             if name in plan.selected_names:
                 sel = ds_readiness.SelectedRole(name, plan.roles[name])
                 out[name] = ds_readiness.component_status(
