@@ -1,5 +1,5 @@
-"""Key functions of the pathway watches: which graphs a change of a program's object re-queues
-(docs/disaggregatedset.md §6, docs/grove.md §2). Each program's ``connect`` uses them; each watch
+"""Key functions the pathway watches share: which graphs a change of a program's object
+re-queues. Each program's ``connect`` uses them (a pathway's own live in its package); each watch
 exists only while its API is served.
 """
 
@@ -9,27 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from syncagent.kube import kinds
-from syncagent.kube.objects import Body
 from syncagent.programs.view import Store
-from syncagent.runtime.cache import controller_owner_key, object_key
-
-
-def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
-    """LWS -> the DGD controlling its controller DS (labels never establish ownership)."""
-    graph_of = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-    ds_kind = kinds.DISAGGREGATED_SET
-
-    def keys(obj: dict[str, Any]) -> list[str]:
-        child = Body(obj)
-        ref = child.controller_of_kind(ds_kind.kind)
-        if ref is None or ref.api_version != ds_kind.api_version:
-            return []
-        ds = store.get(ds_kind.kind, child.meta.namespace, ref.name)
-        if ds is None or Body(ds).meta.uid != ref.uid:
-            return []
-        return list(graph_of(ds))
-
-    return keys
+from syncagent.runtime.cache import object_key
 
 
 def namespace_graphs(store: Store, add: Callable[[str], None]) -> Callable[[Any], None]:
@@ -42,4 +23,4 @@ def namespace_graphs(store: Store, add: Callable[[str], None]) -> Callable[[Any]
     return handle
 
 
-__all__ = ["ds_child_key", "namespace_graphs", "object_key"]
+__all__ = ["namespace_graphs", "object_key"]

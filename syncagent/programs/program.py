@@ -22,7 +22,7 @@ from syncagent.rest.resource import Resource
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
-    from syncagent.programs.routing import RecordedRouting
+    from syncagent.programs.routing import RecordedRouting, Selection
     from syncagent.programs.view import Store
     from syncagent.render import Environment, Rendered
     from syncagent.runtime.cache import Cache
@@ -67,6 +67,19 @@ class Claim:
     wanted: bool = False
     reason: str = ""
     held_back: bool = False
+    note: str = ""  # added to ``WorkloadPathway``'s message while ``held_back``
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A graph condition a program reports from the routing decision (docs/routing.md §2).
+    ``warning``: the Warning event ``(reason, message)`` raised when it appears or changes."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    warning: tuple[str, str] | None = None
 
 
 # ``watch(kind, **selectors)`` adds one watch per namespace and returns its caches.
@@ -99,6 +112,10 @@ class Program(Protocol):
         ...
 
     def claim(self, route: Route) -> Claim: ...
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        """The graph conditions it reports about the routing decision (absent: removed)."""
+        ...
 
     def cannot_render(self, route: Route) -> str:
         """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""

@@ -18,7 +18,7 @@ from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.programs import capabilities
 from syncagent.programs.capabilities import Capability
-from syncagent.programs.program import Claim, Program, Route, Watched
+from syncagent.programs.program import Claim, Condition, Program, Route, Watched
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
 from syncagent.rest.resource import Resource
@@ -141,6 +141,10 @@ class Registry:
         for program in self.programs[len(claims) :]:
             claims[program.pathway] = Claim(False, wanted=program.wants(route.annotations))
         return Selection(winner.pathway, claims, self.records)
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        """Every program's conditions about ``selection``, in precedence order."""
+        return [c for p in self.programs for c in p.conditions(selection)]
 
     @property
     def records(self) -> tuple[str, ...]:

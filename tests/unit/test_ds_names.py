@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent.programs.routing import ds_ineligibility
+from syncagent.programs.disaggregatedset.routing import ds_ineligibility
 from syncagent.render.disaggregatedset import child_name, ds_name, role_names
 from tests.support.graphs import typed_components
 from tests.unit.support.graphs import frontend, worker

@@ -12,8 +12,8 @@ from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
 )
+from syncagent.programs.disaggregatedset.watches import ds_child_key
 from syncagent.programs.graph import graph_context
-from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.render.disaggregatedset import TEMPLATE_HASH

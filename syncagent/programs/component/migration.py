@@ -18,15 +18,13 @@ from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
+from syncagent.programs.component.program import PATHWAY
 from syncagent.programs.context import GraphContext, pathway_condition
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, environment
 from syncagent.render import generate_dcds, graph_worker_hash, render_component, source_of
 from syncagent.render.disaggregatedset import selected_components
 from syncagent.ssa import OwnerRef, leave, owner_of
-
-PATHWAY = Pathway.COMPONENT
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:

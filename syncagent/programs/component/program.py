@@ -12,14 +12,17 @@ from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import Pathway
+from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
 from syncagent.programs.view import Store
 from syncagent.render import Environment, Rendered, render_graph
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
+
+
+PATHWAY = "Component"
 
 
 class ComponentProgram:
@@ -27,7 +30,7 @@ class ComponentProgram:
     DCD reconciler runs for standalone DCDs too), so it adds no watches of its own."""
 
     name = "component"
-    pathway = Pathway.COMPONENT
+    pathway = PATHWAY
     capability = None
     owns = (kinds.DCD,)
     watches: tuple[Watched, ...] = ()
@@ -40,6 +43,9 @@ class ComponentProgram:
 
     def claim(self, route: Route) -> Claim:
         return Claim(True)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
 
     def cannot_render(self, route: Route) -> str:
         return ""

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
-from syncagent.programs import routing
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
+from syncagent.programs.disaggregatedset import routing
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
-from syncagent.programs.pathway_watches import ds_child_key
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import Pathway
+from syncagent.programs.disaggregatedset.watches import ds_child_key
+from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
 from syncagent.programs.view import Store
 from syncagent.render import Environment, Rendered
 from syncagent.render.disaggregatedset import render_ds_graph, selected_components
@@ -26,6 +25,7 @@ from syncagent.runtime.cache import controller_owner_key, enqueue
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 
 # Its roles are LeaderWorkerSet templates: it needs them served and ``lws`` on.
@@ -44,7 +44,7 @@ class DisaggregatedSetProgram:
     composition root builds, not as module state."""
 
     name = "disaggregatedset"
-    pathway = Pathway.DISAGGREGATED_SET
+    pathway = routing.PATHWAY
     capability = CAPABILITY
     owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
     # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
@@ -67,6 +67,10 @@ class DisaggregatedSetProgram:
             return Claim(False)
         reason = routing.ds_ineligibility(route.components)
         return Claim(not reason, wanted=True, reason=reason)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        condition = routing.eligible_condition(selection)
+        return () if condition is None else (condition,)
 
     def cannot_render(self, route: Route) -> str:
         return routing.ds_ineligibility(route.components)

@@ -15,7 +15,7 @@ from syncagent.programs.disaggregatedset.plan import (
     spec_name,
     uid_of,
 )
-from syncagent.programs.routing import Pathway
+from syncagent.programs.disaggregatedset.routing import PATHWAY
 from syncagent.programs.view import Obj
 from syncagent.render import (
     Rendered,
@@ -29,8 +29,6 @@ from syncagent.render.disaggregatedset import ds_name, pending_selector, service
 from syncagent.render.naming import component_service_name, model_service_name
 from syncagent.render.services import wants_component_service
 from syncagent.ssa import owner_of
-
-PATHWAY = Pathway.DISAGGREGATED_SET
 
 
 async def services(

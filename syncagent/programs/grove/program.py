@@ -9,9 +9,9 @@ from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
+from syncagent.programs.grove.routing import ENABLE_GROVE, HELD_BACK, PATHWAY
 from syncagent.programs.pathway_watches import namespace_graphs
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import ENABLE_GROVE, Pathway
+from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
 from syncagent.programs.view import Store
 from syncagent.render import Environment, Rendered
 from syncagent.render.grove import render_grove_graph
@@ -20,6 +20,7 @@ from syncagent.runtime.cache import controller_owner_key, enqueue
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 
 # On where Grove is served; ``groveAPI``: stale PodCliqueSets are found even when it is off.
@@ -30,7 +31,7 @@ class GroveProgram:
     """The default pathway wherever Grove is served."""
 
     name = "grove"
-    pathway = Pathway.GROVE
+    pathway = PATHWAY
     capability = CAPABILITY
     owns = (kinds.POD_CLIQUE_SET,)
     watches = (
@@ -56,9 +57,12 @@ class GroveProgram:
             allowed
             and recorded is not None
             and recorded.pathway != self.pathway
-            and value == recorded.grove_annotation
+            and value == recorded.annotations.get(ENABLE_GROVE)
         )
-        return Claim(allowed and not held, held_back=held)
+        return Claim(allowed and not held, held_back=held, note=HELD_BACK)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
 
     def cannot_render(self, route: Route) -> str:
         return ""

@@ -8,7 +8,7 @@ from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
-from syncagent.programs.routing import Pathway
+from syncagent.programs.grove.routing import PATHWAY
 from syncagent.render import (
     Environment,
     Rendered,
@@ -23,7 +23,6 @@ from syncagent.render.services import wants_component_service
 from syncagent.ssa import owner_of
 
 PCS = kinds.POD_CLIQUE_SET
-PATHWAY = Pathway.GROVE
 
 
 async def services(

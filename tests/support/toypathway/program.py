@@ -11,7 +11,7 @@ from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
+from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
 from syncagent.programs.view import Store
 from syncagent.render import Environment, Rendered
 from syncagent.render.dcd import graph_namespace, graph_owner
@@ -22,6 +22,7 @@ from tests.support.toypathway.kind import OPT_IN, TOY
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 MANAGER = FieldManager(name="syncagent/toy", kinds=(TOY.kind,), paths=(".spec*",))
 # On where ToySets are served (``--capability toy=auto|true|false``, metric ``toy``/``toyAPI``).
@@ -56,6 +57,9 @@ class ToyProgram:
     def claim(self, route: Route) -> Claim:
         wanted = self.wants(route.annotations)
         return Claim(wanted, wanted=wanted)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
 
     def cannot_render(self, route: Route) -> str:
         return "" if self.wants(route.annotations) else f"the graph does not set {OPT_IN}"
