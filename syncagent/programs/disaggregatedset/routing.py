@@ -8,16 +8,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from syncagent.api import WORKER_TYPES, is_multinode_component
-from syncagent.programs.grove.routing import ENABLE_GROVE
-from syncagent.programs.grove.routing import PATHWAY as GROVE
 from syncagent.programs.program import Condition
 from syncagent.programs.routing import Selection
 from syncagent.render.disaggregatedset import MAX_ROLES
+from syncagent.render.labels import ENABLE_GROVE
 
 PATHWAY = "DisaggregatedSet"
 ENABLE_DS = "nvidia.com/enable-disaggregatedset"
 ELIGIBLE = "DisaggregatedSetEligible"
 FALLBACK = "FallbackToComponentProgram"
+# The pathway that takes precedence over this one, named in its condition (pathway packages
+# do not import each other: the CLI composes them).
+GROVE = "Grove"
 
 
 def eligible_condition(selection: Selection) -> Condition | None:
