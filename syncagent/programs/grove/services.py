@@ -13,8 +13,6 @@ from syncagent.render import (
     Environment,
     Rendered,
     component_selector,
-    graph_owner,
-    model_service,
     source_of,
 )
 from syncagent.render.grove import grove_component_service
@@ -32,9 +30,8 @@ async def services(
     our_dcds = {
         Body(d).meta.uid for d in migration.owned(ctx.store, kinds.DCD.kind, ctx.namespace, ctx.uid)
     }
-    models: dict[str, Rendered] = {}
-    for dcd in dcds:
-        source = source_of(dcd, graph=ctx.name)
+    sources = [source_of(dcd, graph=ctx.name) for dcd in dcds]
+    for source in sources:
         if wants_component_service(source, env):
             rendered = grove_component_service(ctx.typed, source, env=env)
             await service_cutover.ensure_component_service(
@@ -46,14 +43,7 @@ async def services(
                 switch=switch,
                 our_dcds=our_dcds,
             )
-        if source.model and source.model not in models:
-            models[source.model] = model_service(
-                source.model, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
-            )
-    for rendered in models.values():
-        await service_cutover.ensure_model_service(
-            ctx.writer, ctx.store, rendered, graph=graph, take_from=our_dcds
-        )
+    await service_cutover.ensure_model_services(ctx, sources, take_from=our_dcds)
 
 
 async def cleanup(
