@@ -28,12 +28,35 @@ if TYPE_CHECKING:
     from syncagent.runtime.cache import Cache
 
 
+# The reconcilers' queues a watch re-queues keys of, and how a changed object names them.
+GRAPH, COMPONENT = "graph", "component"
+SELF, CONTROLLER, OWNERS, NAMESPACE = "self", "controller", "owners", "namespace"
+# A key function of the store: the keys a changed object re-queues (a pathway's own rule).
+KeysOf = Callable[["Store"], Callable[[dict[str, Any]], list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Requeue:
+    """Which keys of the ``GRAPH`` or ``COMPONENT`` queue a change of a watched object re-queues.
+
+    ``key``: ``SELF`` (its own; its own status writes do not wake it), ``CONTROLLER`` (the graph
+    or component controlling it), ``OWNERS`` (every graph or component owning it), ``NAMESPACE``
+    (every graph or component of its namespace), or a :data:`KeysOf`. ``soon``: the changes of a
+    graph's children within ``controller.setup.CHILD_WINDOW`` cost one reconcile.
+    """
+
+    queue: str
+    key: str | KeysOf
+    soon: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Watched:
     """A kind a program reads from the caches; ``write``: it also creates/patches/deletes it.
 
     ``label_selector``/``field_selector`` narrow the agent's watch (None: every object).
     ``transform``: what its cache keeps of each object (None: the whole object).
+    ``requeues``: which keys its changes re-queue, in the order their handlers run.
     """
 
     kind: Resource
@@ -41,6 +64,7 @@ class Watched:
     label_selector: str | None = None
     field_selector: str | None = None
     transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    requeues: tuple[Requeue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +122,8 @@ class Program(Protocol):
     # Kinds this program leaves controlled by the graph; the first is its own workload root.
     # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
     owns: ClassVar[tuple[Resource, ...]]
-    watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
+    # What it reads besides the graph reconciler's kinds, and which graphs their changes re-queue.
+    watches: ClassVar[tuple[Watched, ...]]
     # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
     # conflicts, managers and the chart's subresource rights read them from the registry.
     managers: ClassVar[tuple[FieldManager, ...]]
@@ -130,7 +155,3 @@ class Program(Protocol):
     ) -> list[Rendered]: ...
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult: ...
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        """Add this program's watches and which graph keys their changes re-queue."""
-        ...

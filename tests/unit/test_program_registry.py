@@ -16,7 +16,7 @@ from syncagent.programs import migration
 from syncagent.programs.capabilities import offline
 from syncagent.programs.graph import graph_context
 from syncagent.programs.grove.routing import PATHWAY as GROVE
-from syncagent.programs.program import Route
+from syncagent.programs.program import CONTROLLER, GRAPH, Requeue, Route
 from syncagent.programs.view import DictStore
 from syncagent.render import Environment
 from syncagent.rest.resource import Resource
@@ -95,15 +95,11 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
     assert ("toy.example.com", "v1") not in PROGRAMS.group_versions()
     assert TOY in REGISTRY.store_kinds()
     assert REGISTRY.rbac()["toy.example.com", "toysets"] >= {"get", "list", "watch", "patch"}
-    watched: list[Resource] = []
-
-    def watch(kind: Resource, **_selectors: Any) -> list[Any]:
-        watched.append(kind)
-        return []
-
-    for program in REGISTRY.programs:
-        program.connect(watch, DictStore(), lambda key: None)
-    assert watched[0] == TOY
+    # the program watches follow the common ones, in precedence order: the toy's first, with
+    # the graph its ToySet's controller reference names re-queued
+    program_watches = REGISTRY.watched()[len(REGISTRY.common) :]
+    assert program_watches[0].kind == TOY
+    assert program_watches[0].requeues == (Requeue(GRAPH, CONTROLLER),)
 
 
 def test_render_program_names_and_offline_render() -> None:

@@ -5,15 +5,14 @@ component. It takes every graph no other program claims, and leaves the DS or Gr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities
-from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
-from syncagent.programs.view import Store
+from syncagent.programs.program import Claim, Condition, Route, Watched
 from syncagent.render import Environment, Rendered, render_graph
 
 if TYPE_CHECKING:
@@ -57,9 +56,6 @@ class ComponentProgram:
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_graph(graph, env=env, lws=caps.has(LWS))
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        return None
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.

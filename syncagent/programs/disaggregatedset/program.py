@@ -6,7 +6,7 @@ worker component as a role, every other component stays a DynamoComponentDeploym
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers import disaggregatedset
@@ -16,11 +16,17 @@ from syncagent.programs.capabilities import LWS, Capabilities, Capability
 from syncagent.programs.disaggregatedset import routing
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.disaggregatedset.watches import ds_child_key
-from syncagent.programs.program import Claim, Condition, Route, Watched, WatchFn
-from syncagent.programs.view import Store
+from syncagent.programs.program import (
+    CONTROLLER,
+    GRAPH,
+    Claim,
+    Condition,
+    Requeue,
+    Route,
+    Watched,
+)
 from syncagent.render import Environment, Rendered
 from syncagent.render.disaggregatedset import render_ds_graph, selected_components
-from syncagent.runtime.cache import controller_owner_key, enqueue
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
@@ -47,8 +53,13 @@ class DisaggregatedSetProgram:
     pathway = routing.PATHWAY
     capability = CAPABILITY
     owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
-    # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
-    watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
+    # DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS (name and
+    # UID verified) -> that DS's DGD (docs/disaggregatedset.md §6). LeaderWorkerSets of a DS
+    # carry no component label: watch them all (labels ignored).
+    watches = (
+        Watched(kinds.DISAGGREGATED_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
+        Watched(kinds.LEADER_WORKER_SET, requeues=(Requeue(GRAPH, ds_child_key),)),
+    )
     managers = (disaggregatedset.MANAGER,)
     records: tuple[str, ...] = ()
     summary = (
@@ -84,15 +95,6 @@ class DisaggregatedSetProgram:
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_ds_graph(graph, env=env)
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        """DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS
-        (name and UID verified) -> that DS's DGD (docs/disaggregatedset.md §6)."""
-        graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-        for cache in watch(kinds.DISAGGREGATED_SET):
-            cache.add_handler(enqueue(add, graph_owner))
-        for cache in watch(kinds.LEADER_WORKER_SET):
-            cache.add_handler(enqueue(add, ds_child_key(store)))
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.
