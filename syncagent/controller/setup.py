@@ -15,19 +15,10 @@ from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.reconcilers import PROGRESS_INTERVAL, Reconcilers
 from syncagent.kube import kinds
 from syncagent.kube.objects import ObjectRef
+from syncagent.programs import program as declared
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
-from syncagent.programs.program import (
-    COMPONENT,
-    CONTROLLER,
-    GRAPH,
-    NAMESPACE,
-    OWNERS,
-    SELF,
-    Requeue,
-    Watched,
-    WatchFn,
-)
+from syncagent.programs.program import Requeue, Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
 from syncagent.render import AgentAccount
@@ -130,7 +121,7 @@ def setup(
     watches = list(caches.items())
     # Each program's watches (added after the reconcilers' own, as their controllers exist).
     watches += [(w, _watch(watch, w, settings)) for p in programs.programs for w in p.watches]
-    _connect({GRAPH: queues[0], COMPONENT: queues[1]}, watches, store)
+    _connect({declared.GRAPH: queues[0], declared.COMPONENT: queues[1]}, watches, store)
     return reconcilers
 
 
@@ -292,7 +283,10 @@ def _connect(
     store: CacheStore,
 ) -> None:
     """Which changes re-queue which keys: each watch's declared ``requeues``, in order."""
-    own = {GRAPH: _caches_of(watches, reg.GRAPHS), COMPONENT: _caches_of(watches, reg.COMPONENTS)}
+    own = {
+        declared.GRAPH: _caches_of(watches, reg.GRAPHS),
+        declared.COMPONENT: _caches_of(watches, reg.COMPONENTS),
+    }
     for watched, caches in watches:
         for requeue in watched.requeues:
             for cache in caches:
@@ -306,18 +300,22 @@ def _caches_of(watches: list[tuple[Watched, Caches]], watched: Watched) -> Cache
 def _handler(
     requeue: Requeue, queue: WorkQueue, own: dict[str, Caches], store: CacheStore
 ) -> Callable[[Any], None]:
-    if requeue.key == NAMESPACE:
+    if requeue.key == declared.NAMESPACE:
         return _namespace_handler(queue, own[requeue.queue])
-    if requeue.key == SELF:
+    if requeue.key == declared.SELF:
         # A graph's or component's own status write does not wake it again.
         return beyond_status(enqueue(queue.add, self_key))
-    kind = kinds.DGD if requeue.queue == GRAPH else kinds.DCD
-    if requeue.key == CONTROLLER:
+    kind = kinds.DGD if requeue.queue == declared.GRAPH else kinds.DCD
+    if requeue.key == declared.CONTROLLER:
         keys = controller_owner_key(kind.kind, api_group=kind.group)
-    elif requeue.key == OWNERS:
+    elif requeue.key == declared.OWNERS:
         keys = owner_keys(kind.kind, api_group=kind.group)
-    else:
+    elif callable(requeue.key):
         keys = requeue.key(store)
+    else:
+        raise ValueError(
+            f"Requeue {requeue.key!r}: use SELF, CONTROLLER, OWNERS, NAMESPACE or a key function"
+        )
     return enqueue(_soon(queue) if requeue.soon else queue.add, keys)
 
 
