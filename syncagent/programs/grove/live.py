@@ -11,10 +11,10 @@ from syncagent.kube import kinds
 from syncagent.programs import migration
 from syncagent.programs.context import GraphContext
 from syncagent.programs.grove.readiness import GroveChild
+from syncagent.programs.grove.render import child_name, pcs_name
 from syncagent.programs.view import Obj
 from syncagent.render import Environment, Rendered, generate_dcds
 from syncagent.render import labels as L
-from syncagent.render.grove import child_name, pcs_name
 from syncagent.ssa import owner_of
 
 PCS = kinds.POD_CLIQUE_SET

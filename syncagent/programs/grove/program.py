@@ -9,6 +9,7 @@ from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
+from syncagent.programs.grove.render import render_grove_graph
 from syncagent.programs.grove.routing import ENABLE_GROVE, HELD_BACK, PATHWAY
 from syncagent.programs.program import (
     CONTROLLER,
@@ -21,7 +22,6 @@ from syncagent.programs.program import (
     Watched,
 )
 from syncagent.render import Environment, Rendered
-from syncagent.render.grove import render_grove_graph
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult

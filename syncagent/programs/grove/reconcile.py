@@ -16,18 +16,18 @@ from syncagent.programs.context import GraphContext
 from syncagent.programs.grove import scale, services
 from syncagent.programs.grove.live import GroveLive, read_live, restart_values
 from syncagent.programs.grove.readiness import component_status, pcs_readiness
+from syncagent.programs.grove.render import (
+    clique_set_change,
+    live_template_replicas,
+    render_pod_clique_set,
+)
+from syncagent.programs.grove.startup import live_fixed
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.skeleton import Turn
 from syncagent.render import (
     GraphLive,
     RenderError,
 )
-from syncagent.render.grove import (
-    clique_set_change,
-    live_template_replicas,
-    render_pod_clique_set,
-)
-from syncagent.render.grove_startup import live_fixed
 from syncagent.ssa import owner_of
 
 

@@ -8,6 +8,7 @@ from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, service_cutover
 from syncagent.programs.context import GraphContext
+from syncagent.programs.grove.render import grove_component_service
 from syncagent.programs.grove.routing import PATHWAY
 from syncagent.render import (
     Environment,
@@ -15,7 +16,6 @@ from syncagent.render import (
     component_selector,
     source_of,
 )
-from syncagent.render.grove import grove_component_service
 from syncagent.render.naming import component_service_name, model_service_name
 from syncagent.render.services import wants_component_service
 from syncagent.ssa import owner_of
