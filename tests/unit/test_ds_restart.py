@@ -8,6 +8,7 @@ from syncagent.programs import skeleton
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
+from syncagent.programs.disaggregatedset.render import TEMPLATE_HASH
 from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
@@ -16,7 +17,6 @@ from syncagent.programs.disaggregatedset.watches import ds_child_key
 from syncagent.programs.graph import graph_context
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
-from syncagent.render.disaggregatedset import TEMPLATE_HASH
 from tests.support.graphs import typed_components
 from tests.unit.support.graphs import child, ds_object, graph, worker
 

@@ -11,9 +11,9 @@ import pytest
 
 from syncagent.api import Component, is_multinode_component, node_count_of
 from syncagent.programs.disaggregatedset import routing as ds_routing
+from syncagent.programs.disaggregatedset.render import render_disaggregated_set, selected_components
 from syncagent.programs.grove.render import clique_names, render_pod_clique_set
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
-from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
 from tests.support.graphs import typed, typed_components
 from tests.unit.support.graphs import frontend, graph, worker
 

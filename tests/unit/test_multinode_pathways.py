@@ -15,6 +15,7 @@ import copy
 
 import pytest
 
+from syncagent.programs.disaggregatedset.render import render_disaggregated_set, render_ds_graph
 from syncagent.programs.grove.render import render_grove_graph, render_pod_clique_set
 from syncagent.render import (
     ComponentSource,
@@ -26,7 +27,6 @@ from syncagent.render import (
     pod_template,
     render_graph,
 )
-from syncagent.render.disaggregatedset import render_disaggregated_set, render_ds_graph
 from tests.support.graphs import typed
 from tests.unit.support.graphs import frontend, graph, worker
 from tests.unit.support.multinode import LEGACY, ORIGIN

@@ -16,6 +16,13 @@ from syncagent.programs import migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset import ds_readiness
+from syncagent.programs.disaggregatedset.render import (
+    API_VERSION,
+    TEMPLATE_HASH,
+    ds_name,
+    role_names,
+    selected_components,
+)
 from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
@@ -25,13 +32,6 @@ from syncagent.programs.restart import RestartPlan
 from syncagent.programs.view import Obj
 from syncagent.render import Environment, GraphLive, Rendered
 from syncagent.render import labels as L
-from syncagent.render.disaggregatedset import (
-    API_VERSION,
-    TEMPLATE_HASH,
-    ds_name,
-    role_names,
-    selected_components,
-)
 from syncagent.render.model import build
 from syncagent.ssa import owner_of
 

@@ -14,6 +14,7 @@ from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
 from syncagent.programs.disaggregatedset import routing
+from syncagent.programs.disaggregatedset.render import render_ds_graph, selected_components
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.disaggregatedset.watches import ds_child_key
 from syncagent.programs.program import (
@@ -26,7 +27,6 @@ from syncagent.programs.program import (
     Watched,
 )
 from syncagent.render import Environment, Rendered
-from syncagent.render.disaggregatedset import render_ds_graph, selected_components
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult

@@ -29,16 +29,16 @@ from syncagent.programs.disaggregatedset.plan import (
     spec_name,
     uid_of,
 )
+from syncagent.programs.disaggregatedset.render import (
+    ds_name,
+    render_disaggregated_set,
+    with_template_hash,
+)
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.readiness import Readiness
 from syncagent.programs.restart import RestartPlan
 from syncagent.programs.skeleton import Turn
 from syncagent.programs.view import Obj
-from syncagent.render.disaggregatedset import (
-    ds_name,
-    render_disaggregated_set,
-    with_template_hash,
-)
 from syncagent.ssa import owner_of
 
 REQUEUE_AFTER_MODIFIED = 5.0

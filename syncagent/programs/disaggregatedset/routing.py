@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from syncagent.api import WORKER_TYPES, is_multinode_component
+from syncagent.programs.disaggregatedset.render import MAX_ROLES
 from syncagent.programs.program import Condition
 from syncagent.programs.routing import Selection
-from syncagent.render.disaggregatedset import MAX_ROLES
 from syncagent.render.labels import ENABLE_GROVE
 
 PATHWAY = "DisaggregatedSet"
@@ -46,7 +46,7 @@ def eligible_condition(selection: Selection) -> Condition | None:
 
 def ds_candidates(components: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Multinode worker-type components in spec order (docs/disaggregatedset.md §1): the wire-form
-    twin of ``render.disaggregatedset.selected_components``, read before a graph is parsed."""
+    twin of ``disaggregatedset.render.selected_components``, read before a graph is parsed."""
     return [c for c in components if c.get("type") in WORKER_TYPES and is_multinode_component(c)]
 
 

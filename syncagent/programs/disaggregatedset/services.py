@@ -15,6 +15,7 @@ from syncagent.programs.disaggregatedset.plan import (
     spec_name,
     uid_of,
 )
+from syncagent.programs.disaggregatedset.render import ds_name, pending_selector, service_selector
 from syncagent.programs.disaggregatedset.routing import PATHWAY
 from syncagent.programs.view import Obj
 from syncagent.render import (
@@ -23,7 +24,6 @@ from syncagent.render import (
     render_component,
     source_of,
 )
-from syncagent.render.disaggregatedset import ds_name, pending_selector, service_selector
 from syncagent.render.naming import component_service_name, model_service_name
 from syncagent.render.services import wants_component_service
 from syncagent.ssa import owner_of

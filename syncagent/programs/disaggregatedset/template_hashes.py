@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from fieldmanagers import disaggregatedset as ds_manager
-from syncagent.render.disaggregatedset import DsRender, template_hash
+from syncagent.programs.disaggregatedset.render import DsRender, template_hash
 from syncagent.ssa import ABSENT, ApplyOptions, digest
 
 if TYPE_CHECKING:
