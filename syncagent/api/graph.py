@@ -95,6 +95,11 @@ class CheckpointStatus(KubeModel):
     ready: bool | None = None
 
 
+# Recorded annotations ``status.routing`` keeps in a field of their own (annotation -> field):
+# the enable-grove value predates ``annotations``.
+ROUTING_FIELDS: dict[str, str] = {"nvidia.com/enable-grove": "groveAnnotation"}
+
+
 class RoutingStatus(KubeModel):
     """``status.routing`` (our design): the pathway and the raw enable-grove value behind it."""
 

@@ -17,9 +17,10 @@ from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.reconcilers import PROGRESS_INTERVAL, Reconcilers
 from syncagent.kube import kinds
 from syncagent.kube.objects import ObjectRef
+from syncagent.programs import program as declared
 from syncagent.programs import registry as reg
 from syncagent.programs.fights import Fights
-from syncagent.programs.program import Watched, WatchFn
+from syncagent.programs.program import Requeue, Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
 from syncagent.programs.writemetrics import ApplyMetrics, FightMetrics
@@ -103,15 +104,7 @@ def setup(
     store = CacheStore()
     watch = _watcher(manager, store, settings.namespaces, history)
 
-    caches = {
-        w: watch(
-            w.kind,
-            transform=w.transform or identity,
-            label_selector=_selector(w, settings),
-            field_selector=w.field_selector,
-        )
-        for w in programs.common
-    }
+    caches = {w: _watch(watch, w, settings) for w in programs.common}
     reconcilers = _reconcilers(manager, client, store, settings, programs, caches[reg.GRAPHS])
     manager.before_lead.append(_create_check(manager, reconcilers.engine, settings))
     _measure_memos(manager, reconcilers)
@@ -132,9 +125,10 @@ def setup(
             ("dcd", reconcilers.reconcile_component, reg.COMPONENTS, reconcilers.component_reads),
         )
     ]
-    for program in programs.programs:
-        program.connect(watch, store, queues[0].add)
-    _connect(queues[0], queues[1], caches)
+    watches = list(caches.items())
+    # Each program's watches (added after the reconcilers' own, as their controllers exist).
+    watches += [(w, _watch(watch, w, settings)) for p in programs.programs for w in p.watches]
+    _connect({declared.GRAPH: queues[0], declared.COMPONENT: queues[1]}, watches, store)
     return reconcilers
 
 
@@ -180,6 +174,15 @@ def _watcher(
         return caches
 
     return watch
+
+
+def _watch(watch: WatchFn, watched: Watched, settings: ControllerSettings) -> Caches:
+    return watch(
+        watched.kind,
+        transform=watched.transform or identity,
+        label_selector=_selector(watched, settings),
+        field_selector=watched.field_selector,
+    )
 
 
 def _selector(watched: Watched, settings: ControllerSettings) -> str | None:
@@ -283,43 +286,46 @@ def _keys_of(caches: Caches) -> Callable[[], list[str]]:
     return lambda: [k for c in caches for k in c.keys()]  # noqa: SIM118
 
 
-def _connect(dgd: WorkQueue, dcd: WorkQueue, caches: dict[Watched, Caches]) -> None:
-    """Which changes of the common watches re-queue which keys."""
-    graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-    component_owner = controller_owner_key(kinds.DCD.kind, api_group=kinds.DCD.group)
-    plan: list[tuple[Watched, WorkQueue, Any]] = [
-        (reg.GRAPHS, dgd, self_key),
-        (reg.COMPONENTS, dcd, self_key),
-        (reg.COMPONENTS, dgd, graph_owner),
-        (reg.DEPLOYMENTS, dcd, component_owner),
-        (reg.COMPONENT_LWS, dcd, component_owner),
-        (reg.SERVICES, dcd, component_owner),
-        (reg.SERVICES, dgd, graph_owner),
-        (reg.MODEL_SERVICES, dcd, owner_keys(kinds.DCD.kind, api_group=kinds.DCD.group)),
-        (reg.MODEL_SERVICES, dgd, owner_keys(kinds.DGD.kind, api_group=kinds.DGD.group)),
-        (reg.IDENTITY_SAS, dgd, graph_owner),
-        (reg.IDENTITY_ROLES, dgd, graph_owner),
-        (reg.IDENTITY_BINDINGS, dgd, graph_owner),
-        (reg.IDENTITY_SAS, dcd, component_owner),
-        (reg.IDENTITY_ROLES, dcd, component_owner),
-        (reg.IDENTITY_BINDINGS, dcd, component_owner),
-        (reg.WAIT_LEADER, dgd, graph_owner),
-        (reg.WAIT_LEADER, dcd, component_owner),
-    ]
-    for watched, queue, key_func in plan:
-        own = key_func is self_key
-        add = queue.add if own or queue is not dgd else _soon(dgd)
-        for cache in caches[watched]:
-            handler = enqueue(add, key_func)
-            # A graph's or component's own status write does not wake it again.
-            cache.add_handler(beyond_status(handler) if own else handler)
-    components, graphs = caches[reg.COMPONENTS], caches[reg.GRAPHS]
-    # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders
-    # of both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.
-    for watched in (reg.PULL_SECRET_WATCH, reg.POD_SERVICE_ACCOUNTS, reg.CHECKPOINTS):
-        for cache in caches[watched]:
-            cache.add_handler(_namespace_handler(dgd, graphs))
-            cache.add_handler(_namespace_handler(dcd, components))
+def _connect(
+    queues: dict[str, WorkQueue],
+    watches: list[tuple[Watched, Caches]],
+    store: CacheStore,
+) -> None:
+    """Which changes re-queue which keys: each watch's declared ``requeues``, in order."""
+    own = {
+        declared.GRAPH: _caches_of(watches, reg.GRAPHS),
+        declared.COMPONENT: _caches_of(watches, reg.COMPONENTS),
+    }
+    for watched, caches in watches:
+        for requeue in watched.requeues:
+            for cache in caches:
+                cache.add_handler(_handler(requeue, queues[requeue.queue], own, store))
+
+
+def _caches_of(watches: list[tuple[Watched, Caches]], watched: Watched) -> Caches:
+    return next(caches for w, caches in watches if w == watched)
+
+
+def _handler(
+    requeue: Requeue, queue: WorkQueue, own: dict[str, Caches], store: CacheStore
+) -> Callable[[Any], None]:
+    if requeue.key == declared.NAMESPACE:
+        return _namespace_handler(queue, own[requeue.queue])
+    if requeue.key == declared.SELF:
+        # A graph's or component's own status write does not wake it again.
+        return beyond_status(enqueue(queue.add, self_key))
+    kind = kinds.DGD if requeue.queue == declared.GRAPH else kinds.DCD
+    if requeue.key == declared.CONTROLLER:
+        keys = controller_owner_key(kind.kind, api_group=kind.group)
+    elif requeue.key == declared.OWNERS:
+        keys = owner_keys(kind.kind, api_group=kind.group)
+    elif callable(requeue.key):
+        keys = requeue.key(store)
+    else:
+        raise ValueError(
+            f"Requeue {requeue.key!r}: use SELF, CONTROLLER, OWNERS, NAMESPACE or a key function"
+        )
+    return enqueue(_soon(queue) if requeue.soon else queue.add, keys)
 
 
 # A graph's status follows its children: the changes of its children within this window (four

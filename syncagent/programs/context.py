@@ -1,8 +1,8 @@
 """What every graph program receives, and the status every pathway reports (docs/routing.md §2).
 
-The routing parts of the status (``status.routing``, ``WorkloadPathway``,
-``DisaggregatedSetEligible``) and the routing events are the same for every program, so they
-are computed here from the selection and the previous status.
+The routing parts of the status (``status.routing``, ``WorkloadPathway``, the programs' own
+routing conditions) and the routing events are the same for every program, so they are
+computed here from the selection and the previous status.
 """
 
 from __future__ import annotations
@@ -167,7 +167,9 @@ def build_status(
         restart=restart,
         checkpoints=checkpoints,
         pathway=pathway_condition(ctx, stale=stale, message=pathway_message),
-        ds_eligible=routing.ds_eligible_condition(ctx.selection),
+        routed=tuple(
+            (c.type, c.status, c.reason, c.message) for c in ctx.programs.conditions(ctx.selection)
+        ),
         unknown_fields=unknown_fields_message(ctx.schema),
     )
     return status.graph_status(inp, previous=ctx.previous, now=ctx.now)
@@ -218,27 +220,19 @@ def status_events(
                 f"{new_path.get('reason')}",
             )
         )
-    old_ds = status.find(old_conds, status.DS_ELIGIBLE)
-    new_ds = status.find(new_conds, status.DS_ELIGIBLE)
-    if (
-        new_ds
-        and new_ds.get("reason") == "FallbackToComponentProgram"
-        and (
-            not old_ds
-            or (old_ds.get("reason"), old_ds.get("message"))
-            != (new_ds.get("reason"), new_ds.get("message"))
-        )
-    ):
-        events.append(
-            QueuedEvent(
-                WARNING,
-                "DisaggregatedSetFallback",
-                "DisaggregatedSet requested but falling back to DynamoComponentDeployments: "
-                f"{new_ds.get('message')}",
-            )
-        )
+    events += _routed_events(ctx, old_conds)
     events += _ready_events(old_conds, new_conds, refused=refused)
     events += _unknown_field_events(old_conds, new_conds)
+    return events
+
+
+def _routed_events(ctx: GraphContext, old_conds: Any) -> list[QueuedEvent]:
+    """A program's routing condition that warns: when it appears or its text changes."""
+    events = []
+    for cond in ctx.programs.conditions(ctx.selection):
+        old = status.find(old_conds, cond.type) or {}
+        if cond.warning and (old.get("reason"), old.get("message")) != (cond.reason, cond.message):
+            events.append(QueuedEvent(WARNING, *cond.warning))
     return events
 
 

@@ -22,10 +22,32 @@ from syncagent.rest.resource import Resource
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
-    from syncagent.programs.routing import RecordedRouting
+    from syncagent.programs.routing import RecordedRouting, Selection
     from syncagent.programs.view import Store
     from syncagent.render import Environment, Rendered
     from syncagent.runtime.cache import Cache
+
+
+# The reconcilers' queues a watch re-queues keys of, and how a changed object names them.
+GRAPH, COMPONENT = "graph", "component"
+SELF, CONTROLLER, OWNERS, NAMESPACE = "self", "controller", "owners", "namespace"
+# A key function of the store: the keys a changed object re-queues (a pathway's own rule).
+KeysOf = Callable[["Store"], Callable[[dict[str, Any]], list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Requeue:
+    """Which keys of the ``GRAPH`` or ``COMPONENT`` queue a change of a watched object re-queues.
+
+    ``key``: ``SELF`` (its own; its own status writes do not wake it), ``CONTROLLER`` (the graph
+    or component controlling it), ``OWNERS`` (every graph or component owning it), ``NAMESPACE``
+    (every graph or component of its namespace), or a :data:`KeysOf`. ``soon``: the changes of a
+    graph's children within ``controller.setup.CHILD_WINDOW`` cost one reconcile.
+    """
+
+    queue: str
+    key: str | KeysOf
+    soon: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +56,7 @@ class Watched:
 
     ``label_selector``/``field_selector`` narrow the agent's watch (None: every object).
     ``transform``: what its cache keeps of each object (None: the whole object).
+    ``requeues``: which keys its changes re-queue, in the order their handlers run.
     """
 
     kind: Resource
@@ -41,6 +64,7 @@ class Watched:
     label_selector: str | None = None
     field_selector: str | None = None
     transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    requeues: tuple[Requeue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +91,19 @@ class Claim:
     wanted: bool = False
     reason: str = ""
     held_back: bool = False
+    note: str = ""  # added to ``WorkloadPathway``'s message while ``held_back``
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A graph condition a program reports from the routing decision (docs/routing.md §2).
+    ``warning``: the Warning event ``(reason, message)`` raised when it appears or changes."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    warning: tuple[str, str] | None = None
 
 
 # ``watch(kind, **selectors)`` adds one watch per namespace and returns its caches.
@@ -85,7 +122,8 @@ class Program(Protocol):
     # Kinds this program leaves controlled by the graph; the first is its own workload root.
     # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
     owns: ClassVar[tuple[Resource, ...]]
-    watches: ClassVar[tuple[Watched, ...]]  # what it reads besides the graph reconciler's kinds
+    # What it reads besides the graph reconciler's kinds, and which graphs their changes re-queue.
+    watches: ClassVar[tuple[Watched, ...]]
     # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
     # conflicts, managers and the chart's subresource rights read them from the registry.
     managers: ClassVar[tuple[FieldManager, ...]]
@@ -100,6 +138,10 @@ class Program(Protocol):
 
     def claim(self, route: Route) -> Claim: ...
 
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        """The graph conditions it reports about the routing decision (absent: removed)."""
+        ...
+
     def cannot_render(self, route: Route) -> str:
         """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""
         ...
@@ -113,7 +155,3 @@ class Program(Protocol):
     ) -> list[Rendered]: ...
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult: ...
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        """Add this program's watches and which graph keys their changes re-queue."""
-        ...

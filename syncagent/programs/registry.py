@@ -18,7 +18,20 @@ from fieldmanagers.contract import FieldManager
 from syncagent.kube import kinds
 from syncagent.programs import capabilities
 from syncagent.programs.capabilities import Capability
-from syncagent.programs.program import Claim, Program, Route, Watched
+from syncagent.programs.program import (
+    COMPONENT,
+    CONTROLLER,
+    GRAPH,
+    NAMESPACE,
+    OWNERS,
+    SELF,
+    Claim,
+    Condition,
+    Program,
+    Requeue,
+    Route,
+    Watched,
+)
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
 from syncagent.programs.view import pull_secret_summary
 from syncagent.rest.resource import Resource
@@ -33,22 +46,55 @@ COMPONENT_POD_SELECTOR = "nvidia.com/dynamo-component-pod=true"
 WAIT_LEADER_SELECTOR = "nvidia.com/dynamo-graph-deployment-name"
 PULL_SECRETS = "type=kubernetes.io/dockerconfigjson"
 
-GRAPHS = Watched(kinds.DGD)
-COMPONENTS = Watched(kinds.DCD, write=True)
-DEPLOYMENTS = Watched(kinds.DEPLOYMENT, write=True, label_selector=COMPONENT_LABEL)
-COMPONENT_LWS = Watched(kinds.LEADER_WORKER_SET, write=True, label_selector=COMPONENT_LABEL)
-SERVICES = Watched(kinds.SERVICE, write=True, label_selector=COMPONENT_LABEL)
-MODEL_SERVICES = Watched(kinds.SERVICE, write=True, label_selector=MODEL_HASH_LABEL)
-IDENTITY_SAS = Watched(kinds.SERVICE_ACCOUNT, write=True, label_selector=IDENTITY_SELECTOR)
-IDENTITY_ROLES = Watched(kinds.ROLE, write=True, label_selector=IDENTITY_SELECTOR)
-IDENTITY_BINDINGS = Watched(kinds.ROLE_BINDING, write=True, label_selector=IDENTITY_SELECTOR)
-WAIT_LEADER = Watched(kinds.CONFIG_MAP, write=True, label_selector=WAIT_LEADER_SELECTOR)
+# Which keys their changes re-queue: a child wakes the component controlling it at once and
+# its graph within the child window; namespace facts wake every graph and component there.
+_OF_COMPONENT = (Requeue(COMPONENT, CONTROLLER),)
+_OF_GRAPH = (Requeue(GRAPH, CONTROLLER, soon=True),)
+_OF_BOTH = _OF_GRAPH + _OF_COMPONENT
+_NAMESPACE = (Requeue(GRAPH, NAMESPACE), Requeue(COMPONENT, NAMESPACE))
+
+GRAPHS = Watched(kinds.DGD, requeues=(Requeue(GRAPH, SELF),))
+COMPONENTS = Watched(kinds.DCD, write=True, requeues=(Requeue(COMPONENT, SELF), *_OF_GRAPH))
+DEPLOYMENTS = Watched(
+    kinds.DEPLOYMENT, write=True, label_selector=COMPONENT_LABEL, requeues=_OF_COMPONENT
+)
+COMPONENT_LWS = Watched(
+    kinds.LEADER_WORKER_SET, write=True, label_selector=COMPONENT_LABEL, requeues=_OF_COMPONENT
+)
+SERVICES = Watched(
+    kinds.SERVICE, write=True, label_selector=COMPONENT_LABEL, requeues=_OF_COMPONENT + _OF_GRAPH
+)
+MODEL_SERVICES = Watched(
+    kinds.SERVICE,
+    write=True,
+    label_selector=MODEL_HASH_LABEL,
+    requeues=(Requeue(COMPONENT, OWNERS), Requeue(GRAPH, OWNERS, soon=True)),
+)
+IDENTITY_SAS = Watched(
+    kinds.SERVICE_ACCOUNT, write=True, label_selector=IDENTITY_SELECTOR, requeues=_OF_BOTH
+)
+IDENTITY_ROLES = Watched(
+    kinds.ROLE, write=True, label_selector=IDENTITY_SELECTOR, requeues=_OF_BOTH
+)
+IDENTITY_BINDINGS = Watched(
+    kinds.ROLE_BINDING, write=True, label_selector=IDENTITY_SELECTOR, requeues=_OF_BOTH
+)
+WAIT_LEADER = Watched(
+    kinds.CONFIG_MAP, write=True, label_selector=WAIT_LEADER_SELECTOR, requeues=_OF_BOTH
+)
 # Kept as name and registries only: no credential stays in the agent's memory.
 PULL_SECRET_WATCH = Watched(
-    kinds.SECRET, field_selector=PULL_SECRETS, transform=pull_secret_summary
+    kinds.SECRET,
+    field_selector=PULL_SECRETS,
+    transform=pull_secret_summary,
+    requeues=_NAMESPACE,
 )
-POD_SERVICE_ACCOUNTS = Watched(kinds.SERVICE_ACCOUNT, label_selector=COMPONENT_POD_SELECTOR)
-CHECKPOINTS = Watched(kinds.CHECKPOINT)
+POD_SERVICE_ACCOUNTS = Watched(
+    kinds.SERVICE_ACCOUNT, label_selector=COMPONENT_POD_SELECTOR, requeues=_NAMESPACE
+)
+# Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders of
+# both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.
+CHECKPOINTS = Watched(kinds.CHECKPOINT, requeues=_NAMESPACE)
 COMMON: tuple[Watched, ...] = (
     GRAPHS,
     COMPONENTS,
@@ -141,6 +187,10 @@ class Registry:
         for program in self.programs[len(claims) :]:
             claims[program.pathway] = Claim(False, wanted=program.wants(route.annotations))
         return Selection(winner.pathway, claims, self.records)
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        """Every program's conditions about ``selection``, in precedence order."""
+        return [c for p in self.programs for c in p.conditions(selection)]
 
     @property
     def records(self) -> tuple[str, ...]:

@@ -15,7 +15,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body
@@ -24,11 +25,14 @@ from syncagent.programs.base import NORMAL, QueuedEvent
 from syncagent.programs.ownership import SCHEME
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import RefusedError, Writer, refused
-from syncagent.render import Rendered
+from syncagent.render import ComponentSource, Rendered, graph_owner, model_service
 from syncagent.render import labels as L
 from syncagent.render.naming import MODEL_SERVICE_PREFIX
-from syncagent.ssa import ApplyOptions, OwnerRef, PreconditionError, adoption_blockers
+from syncagent.ssa import ApplyOptions, OwnerRef, PreconditionError, adoption_blockers, owner_of
 from syncagent.ssa.ownership import reference_holders, with_references
+
+if TYPE_CHECKING:
+    from syncagent.programs.context import GraphContext
 
 
 def check_service(
@@ -122,6 +126,23 @@ async def ensure_component_service(
         selector = dict(hold((live.get("spec") or {}).get("selector") or target))
     entry = await writer.apply_owned(with_selector(rendered, selector), owner=graph, live=live)
     return entry.object
+
+
+async def ensure_model_services(
+    ctx: GraphContext, sources: Iterable[ComponentSource], *, take_from: Collection[str]
+) -> None:
+    """:func:`ensure_model_service` of ``ctx``'s graph for each model ``sources`` name, once
+    each, in first-named order."""
+    models: dict[str, Rendered] = {}
+    for source in sources:
+        if source.model and source.model not in models:
+            owner = graph_owner(ctx.typed)
+            models[source.model] = model_service(source.model, namespace=ctx.namespace, owner=owner)
+    graph = owner_of(ctx.graph)
+    for rendered in models.values():
+        await ensure_model_service(
+            ctx.writer, ctx.store, rendered, graph=graph, take_from=take_from
+        )
 
 
 async def ensure_model_service(

@@ -28,7 +28,6 @@ PATHWAY_NOT_IMPLEMENTED = "pathway_not_implemented"
 
 READY = "Ready"
 WORKLOAD_PATHWAY = "WorkloadPathway"
-DS_ELIGIBLE = "DisaggregatedSetEligible"
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
 UNKNOWN_FIELDS = "UnknownFields"
@@ -122,7 +121,8 @@ class GraphStatusInput:
     restart: Mapping[str, Any] | None = None
     checkpoints: Mapping[str, Mapping[str, Any]] | None = None
     pathway: tuple[str, str, str] | None = None  # (status, reason, message) of WorkloadPathway
-    ds_eligible: tuple[str, str, str] | None = None
+    # (type, status, reason, message) of the conditions the programs report about the routing
+    routed: tuple[tuple[str, str, str, str], ...] = ()
     unknown_fields: str = ""  # the message of the UnknownFields condition (empty: none)
 
 
@@ -142,8 +142,7 @@ def graph_status(
     ]
     if inp.pathway is not None:
         conds.append(condition(WORKLOAD_PATHWAY, *inp.pathway))
-    if inp.ds_eligible is not None:
-        conds.append(condition(DS_ELIGIBLE, *inp.ds_eligible))
+    conds += [condition(*routed) for routed in inp.routed]
     if inp.unknown_fields:
         conds.append(condition(UNKNOWN_FIELDS, "True", FIELDS_IGNORED, inp.unknown_fields))
     status: dict[str, Any] = {

@@ -18,10 +18,11 @@ LEAD = "to rename: in programs/, ssa/, api/ or render/, which other work is chan
 REASONS: dict[str, str] = {
     "crds": COMMAND,
     "plan": COMMAND,
-    "render": COMMAND,
+    "render": COMMAND + "; a pathway's renderer, in its package (render/ is the shared part)",
     "status": COMMAND,
     "program": PATHWAY,
     "reconcile": PATHWAY,
+    "routing": PATHWAY + "; programs/routing.py picks among them",
     "component": PATHWAY_NAMED,
     "disaggregatedset": PATHWAY_NAMED,
     "grove": PATHWAY_NAMED,

@@ -18,15 +18,12 @@ from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, modelservice, readiness, service_cutover, status
 from syncagent.programs.base import ProgramResult
+from syncagent.programs.component.program import PATHWAY
 from syncagent.programs.context import GraphContext, pathway_condition
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.routing import Pathway
 from syncagent.programs.view import Obj, environment
 from syncagent.render import generate_dcds, graph_worker_hash, render_component, source_of
-from syncagent.render.disaggregatedset import selected_components
 from syncagent.ssa import OwnerRef, leave, owner_of
-
-PATHWAY = Pathway.COMPONENT
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:
@@ -62,8 +59,9 @@ async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
     live = {d.name: await _live_dcd(ctx, d.name) for d in dcds}
     graph = owner_of(ctx.graph)
     start = len(ctx.writer.events)
-    formerly = {c.name for c in selected_components(ctx.typed.spec.components)}
-    # formerly selected components first: they take control of shared model Services
+    # The multinode workers first (those another pathway's workload held as roles): they take
+    # control of shared model Services.
+    formerly = {c.name for c in ctx.typed.spec.components if c.is_worker_type and c.is_multinode}
     ordered = [d for d in dcds if d.body["spec"]["name"] in formerly]
     ordered += [d for d in dcds if d.body["spec"]["name"] not in formerly]
     models: dict[str, list[tuple[Any, OwnerRef]]] = {}

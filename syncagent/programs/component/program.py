@@ -5,21 +5,23 @@ component. It takes every graph no other program claims, and leaves the DS or Gr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Store
+from syncagent.programs.program import Claim, Condition, Route, Watched
 from syncagent.render import Environment, Rendered, render_graph
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
+
+
+PATHWAY = "Component"
 
 
 class ComponentProgram:
@@ -27,7 +29,7 @@ class ComponentProgram:
     DCD reconciler runs for standalone DCDs too), so it adds no watches of its own."""
 
     name = "component"
-    pathway = Pathway.COMPONENT
+    pathway = PATHWAY
     capability = None
     owns = (kinds.DCD,)
     watches: tuple[Watched, ...] = ()
@@ -41,6 +43,9 @@ class ComponentProgram:
     def claim(self, route: Route) -> Claim:
         return Claim(True)
 
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
+
     def cannot_render(self, route: Route) -> str:
         return ""
 
@@ -51,9 +56,6 @@ class ComponentProgram:
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_graph(graph, env=env, lws=caps.has(LWS))
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        return None
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.

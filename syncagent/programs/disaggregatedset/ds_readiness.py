@@ -14,7 +14,7 @@ from typing import Any
 
 from syncagent.kube import being_deleted, controlled_by
 from syncagent.kube.objects import Body, Meta
-from syncagent.render.disaggregatedset import (
+from syncagent.programs.disaggregatedset.render import (
     REVISION_LABEL,
     ROLE_LABEL,
     SLICE_LABEL,

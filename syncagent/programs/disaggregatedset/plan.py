@@ -13,25 +13,25 @@ from syncagent.api import Component
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs import migration, readiness
-from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
+from syncagent.programs.checkpoint_gate import Checkpoints
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset import ds_readiness
-from syncagent.programs.disaggregatedset.restart_coalescing import (
-    plan_ds_restart,
-    restart_values_from_ds,
-    restart_visible,
-)
-from syncagent.programs.restart import RestartPlan
-from syncagent.programs.view import Obj, environment
-from syncagent.render import Environment, GraphLive, Rendered
-from syncagent.render import labels as L
-from syncagent.render.disaggregatedset import (
+from syncagent.programs.disaggregatedset.render import (
     API_VERSION,
     TEMPLATE_HASH,
     ds_name,
     role_names,
     selected_components,
 )
+from syncagent.programs.disaggregatedset.restart_coalescing import (
+    plan_ds_restart,
+    restart_values_from_ds,
+    restart_visible,
+)
+from syncagent.programs.restart import RestartPlan
+from syncagent.programs.view import Obj
+from syncagent.render import Environment, GraphLive, Rendered
+from syncagent.render import labels as L
 from syncagent.render.model import build
 from syncagent.ssa import owner_of
 
@@ -61,7 +61,7 @@ class Plan:
         return [c.name for c in self.selected]
 
 
-def prepare(ctx: GraphContext) -> Plan:
+def prepare(ctx: GraphContext, checkpoints: Checkpoints, env: Environment) -> Plan:
     components = ctx.typed.spec.components
     selected = selected_components(components)
     name = ds_name(ctx.name)
@@ -71,20 +71,12 @@ def prepare(ctx: GraphContext) -> Plan:
         ctx.writer.check_may_control(stub(name, ctx.namespace), ds, graph_ref)
     roles = role_names(selected)
     live_dcds = migration.owned(ctx.store, kinds.DCD.kind, ctx.namespace, ctx.uid)
-    checkpoints = read_checkpoints(ctx.store, ctx.namespace, components)
     selected_names = [c.name for c in selected]
     gated = checkpoints.gated(selected_names)
     restart_plan = _restart(
         ctx, components, selected, roles, ds=ds, live_dcds=live_dcds, gated=gated
     )
     restart = restart_plan(ds_done=True)
-    env = environment(
-        ctx.store,
-        ctx.namespace,
-        discovery_backend=ctx.discovery_backend,
-        checkpoints=checkpoints.ready,
-        agent_account=ctx.agent_account,
-    )
     restart_at = {**dcd_restart_values(live_dcds), **restart_values_from_ds(ds, roles)}
     backend = {
         spec_name(d): str((d.get("spec") or {}).get("backendFramework"))

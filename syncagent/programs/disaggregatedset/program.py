@@ -6,25 +6,32 @@ worker component as a role, every other component stays a DynamoComponentDeploym
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
-from syncagent.programs import routing
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
-from syncagent.programs.pathway_watches import ds_child_key
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import Pathway
-from syncagent.programs.view import Store
+from syncagent.programs.disaggregatedset import routing
+from syncagent.programs.disaggregatedset.render import render_ds_graph, selected_components
+from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
+from syncagent.programs.disaggregatedset.watches import ds_child_key
+from syncagent.programs.program import (
+    CONTROLLER,
+    GRAPH,
+    Claim,
+    Condition,
+    Requeue,
+    Route,
+    Watched,
+)
 from syncagent.render import Environment, Rendered
-from syncagent.render.disaggregatedset import render_ds_graph, selected_components
-from syncagent.runtime.cache import controller_owner_key, enqueue
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 
 # Its roles are LeaderWorkerSet templates: it needs them served and ``lws`` on.
@@ -37,20 +44,31 @@ CAPABILITY = Capability(
 
 
 class DisaggregatedSetProgram:
-    """Takes a graph that asks for it and is eligible; otherwise the next program does."""
+    """Takes a graph that asks for it and is eligible; otherwise the next program does.
+
+    It owns its remembered template hashes (``F``), so they live as long as the registry the
+    composition root builds, not as module state."""
 
     name = "disaggregatedset"
-    pathway = Pathway.DISAGGREGATED_SET
+    pathway = routing.PATHWAY
     capability = CAPABILITY
     owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
-    # LeaderWorkerSets of a DS carry no component label: watch them all (labels ignored).
-    watches = (Watched(kinds.DISAGGREGATED_SET, write=True), Watched(kinds.LEADER_WORKER_SET))
+    # DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS (name and
+    # UID verified) -> that DS's DGD (docs/disaggregatedset.md §6). LeaderWorkerSets of a DS
+    # carry no component label: watch them all (labels ignored).
+    watches = (
+        Watched(kinds.DISAGGREGATED_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
+        Watched(kinds.LEADER_WORKER_SET, requeues=(Requeue(GRAPH, ds_child_key),)),
+    )
     managers = (disaggregatedset.MANAGER,)
     records: tuple[str, ...] = ()
     summary = (
         "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
         "components)"
     )
+
+    def __init__(self) -> None:
+        self._hashes = TemplateHashes()
 
     def wants(self, annotations: Mapping[str, str]) -> bool:
         return (annotations.get(routing.ENABLE_DS) or "").lower() == "true"
@@ -60,6 +78,10 @@ class DisaggregatedSetProgram:
             return Claim(False)
         reason = routing.ds_ineligibility(route.components)
         return Claim(not reason, wanted=True, reason=reason)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        condition = routing.eligible_condition(selection)
+        return () if condition is None else (condition,)
 
     def cannot_render(self, route: Route) -> str:
         return routing.ds_ineligibility(route.components)
@@ -74,17 +96,8 @@ class DisaggregatedSetProgram:
     ) -> list[Rendered]:
         return render_ds_graph(graph, env=env)
 
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        """DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS
-        (name and UID verified) -> that DS's DGD (docs/disaggregatedset.md §6)."""
-        graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-        for cache in watch(kinds.DISAGGREGATED_SET):
-            cache.add_handler(enqueue(add, graph_owner))
-        for cache in watch(kinds.LEADER_WORKER_SET):
-            cache.add_handler(enqueue(add, ds_child_key(store)))
-
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.
         from syncagent.programs.disaggregatedset.reconcile import DsReconcile
 
-        return await DsReconcile().reconcile(ctx)
+        return await DsReconcile(self._hashes).reconcile(ctx)

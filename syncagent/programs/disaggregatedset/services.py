@@ -15,22 +15,18 @@ from syncagent.programs.disaggregatedset.plan import (
     spec_name,
     uid_of,
 )
-from syncagent.programs.routing import Pathway
+from syncagent.programs.disaggregatedset.render import ds_name, pending_selector, service_selector
+from syncagent.programs.disaggregatedset.routing import PATHWAY
 from syncagent.programs.view import Obj
 from syncagent.render import (
-    Rendered,
     component_service,
     graph_owner,
-    model_service,
     render_component,
     source_of,
 )
-from syncagent.render.disaggregatedset import ds_name, pending_selector, service_selector
 from syncagent.render.naming import component_service_name, model_service_name
 from syncagent.render.services import wants_component_service
 from syncagent.ssa import owner_of
-
-PATHWAY = Pathway.DISAGGREGATED_SET
 
 
 async def services(
@@ -45,12 +41,13 @@ async def services(
     our_dcds = {uid_of(d) for d in plan.live_dcds}
     selected_dcds = {uid_of(d) for d in plan.live_dcds if spec_name(d) in plan.selected_names}
     owned = True
-    models: dict[str, Rendered] = {}
+    sources = []
     for dcd in plan.dcds:
         component = dcd.body["spec"]["name"]
         if component not in plan.selected_names:
             continue
         source = source_of(dcd, graph=ctx.name)
+        sources.append(source)
         if wants_component_service(source, plan.env):
             rendered = component_service(source, env=plan.env, owner=graph_owner(ctx.typed))
             role = plan.roles[component]
@@ -66,14 +63,7 @@ async def services(
                 hold=functools.partial(pending_selector, target=target),
             )
             owned = owned and service_cutover.graph_controls(svc, graph)
-        if source.model and source.model not in models:
-            models[source.model] = model_service(
-                source.model, namespace=ctx.namespace, owner=graph_owner(ctx.typed)
-            )
-    for rendered in models.values():
-        await service_cutover.ensure_model_service(
-            ctx.writer, ctx.store, rendered, graph=graph, take_from=selected_dcds
-        )
+    await service_cutover.ensure_model_services(ctx, sources, take_from=selected_dcds)
     return owned
 
 

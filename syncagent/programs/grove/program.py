@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
-from syncagent.programs.pathway_watches import namespace_graphs
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.routing import ENABLE_GROVE, Pathway
-from syncagent.programs.view import Store
+from syncagent.programs.grove.render import render_grove_graph
+from syncagent.programs.grove.routing import ENABLE_GROVE, HELD_BACK, PATHWAY
+from syncagent.programs.program import (
+    CONTROLLER,
+    GRAPH,
+    NAMESPACE,
+    Claim,
+    Condition,
+    Requeue,
+    Route,
+    Watched,
+)
 from syncagent.render import Environment, Rendered
-from syncagent.render.grove import render_grove_graph
-from syncagent.runtime.cache import controller_owner_key, enqueue
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 
 # On where Grove is served; ``groveAPI``: stale PodCliqueSets are found even when it is off.
@@ -30,13 +37,15 @@ class GroveProgram:
     """The default pathway wherever Grove is served."""
 
     name = "grove"
-    pathway = Pathway.GROVE
+    pathway = PATHWAY
     capability = CAPABILITY
     owns = (kinds.POD_CLIQUE_SET,)
+    # PodCliqueSet -> its controlling DGD; PodClique and PodCliqueScalingGroup (owned by the
+    # PCS) -> every DGD of their namespace (docs/grove.md §2).
     watches = (
-        Watched(kinds.POD_CLIQUE_SET, write=True),
-        Watched(kinds.POD_CLIQUE),
-        Watched(kinds.POD_CLIQUE_SCALING_GROUP),
+        Watched(kinds.POD_CLIQUE_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
+        Watched(kinds.POD_CLIQUE, requeues=(Requeue(GRAPH, NAMESPACE),)),
+        Watched(kinds.POD_CLIQUE_SCALING_GROUP, requeues=(Requeue(GRAPH, NAMESPACE),)),
     )
     managers = (grove.MANAGER, grove_scale.MANAGER)
     summary = "Grove (a PodCliqueSet)"
@@ -56,9 +65,12 @@ class GroveProgram:
             allowed
             and recorded is not None
             and recorded.pathway != self.pathway
-            and value == recorded.grove_annotation
+            and value == recorded.annotations.get(ENABLE_GROVE)
         )
-        return Claim(allowed and not held, held_back=held)
+        return Claim(allowed and not held, held_back=held, note=HELD_BACK)
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
 
     def cannot_render(self, route: Route) -> str:
         return ""
@@ -70,16 +82,6 @@ class GroveProgram:
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return render_grove_graph(graph, env=env)
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        """PodCliqueSet -> its controlling DGD; PodClique and PodCliqueScalingGroup (owned by
-        the PCS) -> every DGD of their namespace (docs/grove.md §2)."""
-        graph_owner = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-        for cache in watch(kinds.POD_CLIQUE_SET):
-            cache.add_handler(enqueue(add, graph_owner))
-        for kind in (kinds.POD_CLIQUE, kinds.POD_CLIQUE_SCALING_GROUP):
-            for cache in watch(kind):
-                cache.add_handler(namespace_graphs(store, add))
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.

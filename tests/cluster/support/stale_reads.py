@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncagent.devcluster import ControlPlane
+from syncagent.programs.disaggregatedset.render import ds_name
+from syncagent.programs.grove.render import pcs_name
 from syncagent.programs.registry import COMPONENT_LABEL, WAIT_LEADER_SELECTOR
-from syncagent.render.disaggregatedset import ds_name
-from syncagent.render.grove import pcs_name
 from syncagent.render.multinode import config_map_name
 from syncagent.render.naming import (
     component_service_name,

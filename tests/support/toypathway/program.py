@@ -4,24 +4,22 @@ served); it takes precedence over every other pathway."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
-from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
-from syncagent.programs.program import Claim, Route, Watched, WatchFn
-from syncagent.programs.view import Store
+from syncagent.programs.program import CONTROLLER, GRAPH, Claim, Condition, Requeue, Route, Watched
 from syncagent.render import Environment, Rendered
 from syncagent.render.dcd import graph_namespace, graph_owner
 from syncagent.render.model import build
-from syncagent.runtime.cache import controller_owner_key, enqueue
 from tests.support.toypathway.kind import OPT_IN, TOY
 
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
+    from syncagent.programs.routing import Selection
 
 MANAGER = FieldManager(name="syncagent/toy", kinds=(TOY.kind,), paths=(".spec*",))
 # On where ToySets are served (``--capability toy=auto|true|false``, metric ``toy``/``toyAPI``).
@@ -45,7 +43,7 @@ class ToyProgram:
     pathway = "Toy"
     capability = CAPABILITY
     owns = (TOY,)
-    watches = (Watched(TOY, write=True),)
+    watches = (Watched(TOY, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),)
     managers = (MANAGER,)
     summary = "Toy (a ToySet, tests only)"
     records = (OPT_IN,)  # recorded with the pathway: its own annotation, beside Grove's
@@ -57,6 +55,9 @@ class ToyProgram:
         wanted = self.wants(route.annotations)
         return Claim(wanted, wanted=wanted)
 
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        return ()
+
     def cannot_render(self, route: Route) -> str:
         return "" if self.wants(route.annotations) else f"the graph does not set {OPT_IN}"
 
@@ -67,11 +68,6 @@ class ToyProgram:
         self, graph: DynamoGraphDeployment, *, env: Environment, caps: Capabilities
     ) -> list[Rendered]:
         return [render_toy_set(graph)]
-
-    def connect(self, watch: WatchFn, store: Store, add: Callable[[str], None]) -> None:
-        graph_owner_key = controller_owner_key(kinds.DGD.kind, api_group=kinds.DGD.group)
-        for cache in watch(TOY):
-            cache.add_handler(enqueue(add, graph_owner_key))
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         from tests.support.toypathway.reconcile import reconcile

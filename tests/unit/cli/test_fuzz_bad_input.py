@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import capabilities, routing, status
+from syncagent.programs.component.program import PATHWAY as COMPONENT
 from syncagent.programs.context import GraphContext, build_status
 from syncagent.programs.graph import run_graph
 from syncagent.programs.view import DictStore
@@ -83,7 +84,7 @@ def agent_context(doc: dict[str, Any]) -> GraphContext:
     return GraphContext(
         graph=graph,
         caps=CAPS,
-        selection=routing.Selection(routing.Pathway.COMPONENT),
+        selection=routing.Selection(COMPONENT),
         recorded=None,
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # an invalid graph runs no program

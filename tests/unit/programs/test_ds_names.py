@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from syncagent.programs.routing import ds_ineligibility
-from syncagent.render.disaggregatedset import child_name, ds_name, role_names
+from syncagent.programs.disaggregatedset.render import child_name, ds_name, role_names
+from syncagent.programs.disaggregatedset.routing import ds_ineligibility
 from tests.support.graphs import frontend, typed_components, worker
 
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from syncagent.api import Restart
 from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs import skeleton
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.checkpoint_gate import Checkpoints, uses_of
 from syncagent.programs.disaggregatedset.plan import prepare
+from syncagent.programs.disaggregatedset.render import TEMPLATE_HASH
 from syncagent.programs.disaggregatedset.restart_coalescing import (
     plan_ds_restart,
     restart_values_from_ds,
 )
+from syncagent.programs.disaggregatedset.watches import ds_child_key
 from syncagent.programs.graph import graph_context
-from syncagent.programs.pathway_watches import ds_child_key
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
-from syncagent.render.disaggregatedset import TEMPLATE_HASH
 from tests.support.graphs import served_graph as graph
 from tests.support.graphs import typed_components, worker
 from tests.unit.support.disaggregatedset import child, ds_object
@@ -239,7 +240,8 @@ def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
     ctx = graph_context(
         g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
     )
-    return prepare(ctx).restart
+    turn = skeleton.start(ctx)
+    return prepare(ctx, turn.checkpoints, turn.env).restart
 
 
 def test_a_ds_view_without_this_restart_does_not_complete_it() -> None:

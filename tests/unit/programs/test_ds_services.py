@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from syncagent.programs.disaggregatedset.render import pending_selector, service_selector
 from syncagent.programs.service_cutover import check_service
 from syncagent.programs.writes import RefusedError
-from syncagent.render.disaggregatedset import pending_selector, service_selector
 from syncagent.ssa import OwnerRef
 
 GRAPH = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "x", "g-uid")

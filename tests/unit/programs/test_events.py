@@ -9,7 +9,9 @@ import pytest
 from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import routing, status
 from syncagent.programs.capabilities import Capabilities
+from syncagent.programs.component.program import PATHWAY as COMPONENT
 from syncagent.programs.context import GraphContext, build_status, routing_record, status_events
+from syncagent.programs.disaggregatedset.routing import PATHWAY as DS
 from syncagent.programs.fights import graph_of_component
 from syncagent.programs.program import Claim
 from syncagent.programs.removal import stale_dcds
@@ -36,7 +38,7 @@ def ctx(
     return GraphContext(
         graph=graph,
         caps=CAPS,
-        selection=selection or routing.Selection(routing.Pathway.COMPONENT),
+        selection=selection or routing.Selection(COMPONENT),
         recorded=None,
         store=DictStore(),
         writer=None,  # type: ignore[arg-type]  # not used by status computation
@@ -78,8 +80,8 @@ def test_pathway_change_and_ds_fallback_events():
         for cond in before["conditions"]
     ]
     fallback = routing.Selection(
-        routing.Pathway.COMPONENT,
-        {routing.Pathway.DISAGGREGATED_SET: Claim(False, wanted=True, reason="no roles")},
+        COMPONENT,
+        {DS: Claim(False, wanted=True, reason="no roles")},
     )
     c = ctx(before, selection=fallback)
     built = build_status(c, status.failed("x", "y"))

@@ -15,8 +15,8 @@ from syncagent.kube.kinds import DCD, DGD, POD_CLIQUE_SET
 from syncagent.programs import migration
 from syncagent.programs.capabilities import offline
 from syncagent.programs.graph import graph_context
-from syncagent.programs.program import Route
-from syncagent.programs.routing import Pathway
+from syncagent.programs.grove.routing import PATHWAY as GROVE
+from syncagent.programs.program import CONTROLLER, GRAPH, Requeue, Route
 from syncagent.programs.view import DictStore
 from syncagent.render import Environment
 from syncagent.rest.resource import Resource
@@ -47,8 +47,8 @@ def route(annotations: dict[str, str]) -> Route:
 def test_routing_precedence_follows_the_registry_order() -> None:
     assert REGISTRY.select(route({OPT_IN: "true"})).pathway == "Toy"
     # without the opt-in the built-in precedence is untouched
-    assert REGISTRY.select(route({})).pathway == Pathway.GROVE
-    assert PROGRAMS.select(route({OPT_IN: "true"})).pathway == Pathway.GROVE
+    assert REGISTRY.select(route({})).pathway == GROVE
+    assert PROGRAMS.select(route({OPT_IN: "true"})).pathway == GROVE
 
 
 def test_a_pathway_records_its_own_annotation_beside_groves() -> None:
@@ -83,7 +83,7 @@ def test_stale_cleanup_of_other_pathways_includes_the_new_kind() -> None:
     ctx = graph_context(
         graph(), CAPS, store=store, writer=None, discovery_backend="kubernetes", programs=REGISTRY
     )  # type: ignore[arg-type]
-    names = [o["metadata"]["name"] for o in migration.other_pathways(ctx, Pathway.GROVE)]
+    names = [o["metadata"]["name"] for o in migration.other_pathways(ctx, GROVE)]
     assert names == ["t", "d"]
     assert migration.other_pathways(ctx, "Toy") == [child(DCD, "d")]
     # the graph controls a ToySet and a DCD: two families, no recorded pathway to derive
@@ -95,15 +95,11 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
     assert ("toy.example.com", "v1") not in PROGRAMS.group_versions()
     assert TOY in REGISTRY.store_kinds()
     assert REGISTRY.rbac()["toy.example.com", "toysets"] >= {"get", "list", "watch", "patch"}
-    watched: list[Resource] = []
-
-    def watch(kind: Resource, **_selectors: Any) -> list[Any]:
-        watched.append(kind)
-        return []
-
-    for program in REGISTRY.programs:
-        program.connect(watch, DictStore(), lambda key: None)
-    assert watched[0] == TOY
+    # the program watches follow the common ones, in precedence order: the toy's first, with
+    # the graph its ToySet's controller reference names re-queued
+    program_watches = REGISTRY.watched()[len(REGISTRY.common) :]
+    assert program_watches[0].kind == TOY
+    assert program_watches[0].requeues == (Requeue(GRAPH, CONTROLLER),)
 
 
 def test_render_program_names_and_offline_render() -> None:

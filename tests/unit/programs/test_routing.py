@@ -9,8 +9,27 @@ from syncagent.kube import kinds
 from syncagent.kube.kinds import DCD, DISAGGREGATED_SET, POD_CLIQUE_SET
 from syncagent.programs import routing
 from syncagent.programs.capabilities import Setting, offline, resolve
+from syncagent.programs.component.program import PATHWAY as COMPONENT
+from syncagent.programs.disaggregatedset import routing as ds_routing
+from syncagent.programs.grove.routing import ENABLE_GROVE
+from syncagent.programs.grove.routing import PATHWAY as GROVE
 from syncagent.programs.program import Route
-from syncagent.programs.routing import ENABLE_GROVE, Pathway, RecordedRouting
+from syncagent.programs.routing import RecordedRouting
+
+
+class Pathway:
+    """The built-in pathways' names, as their packages declare them."""
+
+    GROVE = GROVE
+    DISAGGREGATED_SET = ds_routing.PATHWAY
+    COMPONENT = COMPONENT
+
+
+def ds_eligible_condition(selection):
+    """``(status, reason, message)`` of the DS program's condition (None: removed)."""
+    cond = ds_routing.eligible_condition(selection)
+    return None if cond is None else (cond.status, cond.reason, cond.message)
+
 
 LEADERWORKERSETS = kinds.LEADER_WORKER_SET
 DISAGGREGATEDSETS = kinds.DISAGGREGATED_SET
@@ -31,7 +50,7 @@ def select(annotations=None, caps=None, *, recorded=None, reason=""):
         return reason
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(routing, "ds_ineligibility", ds_ineligibility)
+        mp.setattr(ds_routing, "ds_ineligibility", ds_ineligibility)
         selection = route(annotations or {}, [], caps or detect(ALL), recorded=recorded)
     return selection, calls
 
@@ -48,7 +67,7 @@ def recorded_from(*, pcs, ds, dcds):
 def test_example_1_new_graph_on_grove():
     selection, _ = select()
     assert selection.pathway is Pathway.GROVE
-    assert routing.ds_eligible_condition(selection) is None
+    assert ds_eligible_condition(selection) is None
     assert selection.record({}).to_status() == {"pathway": "Grove"}
     assert routing.pathway_message(selection) == "workloads are served by the Grove pathway"
 
@@ -116,7 +135,7 @@ def test_example_2_ds_requested_on_grove_cluster():
     selection, calls = select({"nvidia.com/enable-disaggregatedset": "TRUE"})
     assert selection.pathway is Pathway.GROVE
     assert calls == []
-    assert routing.ds_eligible_condition(selection) == (
+    assert ds_eligible_condition(selection) == (
         "False",
         "GroveSelected",
         'Grove pathway takes precedence; set nvidia.com/enable-grove: "false" to use '
@@ -143,7 +162,7 @@ def test_example_3_ds_selected():
     }
     selection = route(annotations, DISAGG_MN, caps)
     assert selection.pathway is Pathway.DISAGGREGATED_SET
-    assert routing.ds_eligible_condition(selection) == (
+    assert ds_eligible_condition(selection) == (
         "True",
         "Selected",
         "DisaggregatedSet pathway selected",
@@ -156,7 +175,7 @@ def test_example_4_scaling_adapter_falls_back():
     annotations = {"nvidia.com/enable-grove": "false", "nvidia.com/enable-disaggregatedset": "true"}
     selection = route(annotations, components, caps)
     assert selection.pathway is Pathway.COMPONENT
-    assert routing.ds_eligible_condition(selection) == (
+    assert ds_eligible_condition(selection) == (
         "False",
         "FallbackToComponentProgram",
         'component "decode" uses scalingAdapter, but DisaggregatedSet does not support scale '
@@ -179,7 +198,7 @@ def test_example_6_leading_space_is_not_wanted():
     assert selection.pathway is Pathway.COMPONENT
     assert not selection.claim(Pathway.DISAGGREGATED_SET).wanted
     assert calls == []
-    assert routing.ds_eligible_condition(selection) is None
+    assert ds_eligible_condition(selection) is None
 
 
 def test_grove_opt_out_is_case_insensitive():
@@ -214,7 +233,7 @@ def test_grove_opt_out_is_case_insensitive():
     ],
 )
 def test_ds_ineligibility(components, reason):
-    assert routing.ds_ineligibility(components) == reason
+    assert ds_routing.ds_ineligibility(components) == reason
 
 
 def test_recorded_routing_round_trip():

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
-from syncagent.render.disaggregatedset import (
+from syncagent.programs.disaggregatedset.render import (
     TEMPLATE_HASH,
     render_disaggregated_set,
     service_selector,
     template_hash,
     with_template_hash,
 )
+from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
 from tests.support.graphs import served_graph as graph
 from tests.support.graphs import typed, worker
 

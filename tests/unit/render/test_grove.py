@@ -7,8 +7,7 @@ import json
 import pytest
 
 from syncagent.programs.grove.readiness import GroveChild, pcs_readiness
-from syncagent.render import Environment, RenderError
-from syncagent.render.grove import (
+from syncagent.programs.grove.render import (
     clique_set_change,
     fnv32a,
     live_template_replicas,
@@ -16,7 +15,8 @@ from syncagent.render.grove import (
     pcs_name,
     render_pod_clique_set,
 )
-from syncagent.render.grove_startup import live_fixed
+from syncagent.programs.grove.startup import live_fixed
+from syncagent.render import Environment, RenderError
 from tests.support.graphs import frontend, typed, typed_components, worker
 from tests.support.graphs import served_graph as graph
 
@@ -345,7 +345,7 @@ def test_values_grove_fixed_at_creation_are_kept_from_the_live_pcs() -> None:
 
 
 def _grove_objects(g: dict, env: Environment = ENV) -> dict[tuple[str, str], dict]:
-    from syncagent.render.grove import render_grove_graph
+    from syncagent.programs.grove.render import render_grove_graph
 
     return {(o.kind, o.name): o.body for o in render_grove_graph(typed(g), env=env)}
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from syncagent.api import Component, is_multinode_component, node_count_of
-from syncagent.programs import routing
+from syncagent.programs.disaggregatedset import routing as ds_routing
+from syncagent.programs.disaggregatedset.render import render_disaggregated_set, selected_components
+from syncagent.programs.grove.render import clique_names, render_pod_clique_set
 from syncagent.render import Environment, generate_dcds, leader_worker_set, source_of
-from syncagent.render.disaggregatedset import render_disaggregated_set, selected_components
-from syncagent.render.grove import clique_names, render_pod_clique_set
 from tests.support.graphs import frontend, typed, typed_components, worker
 from tests.support.graphs import served_graph as graph
 
@@ -41,7 +41,7 @@ def test_wire_form_answer_equals_the_model(multinode: dict | None, nodes: int) -
 def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
     components = [frontend(), _component({}, "decode"), _component({}, "prefill")]
     g = graph("x", components=components, backendFramework="vllm")
-    assert [c["name"] for c in routing.ds_candidates(components)] == ["decode", "prefill"]
+    assert [c["name"] for c in ds_routing.ds_candidates(components)] == ["decode", "prefill"]
     selected = selected_components(typed_components(components))
     assert [c.name for c in selected] == ["decode", "prefill"]
     dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")
@@ -66,7 +66,7 @@ def test_empty_multinode_is_two_nodes_on_every_pathway() -> None:
 def test_node_count_one_is_single_node_on_every_pathway() -> None:
     components = [frontend(), _component({"nodeCount": 1})]
     g = graph("x", components=components, backendFramework="vllm")
-    assert routing.ds_candidates(components) == []
+    assert ds_routing.ds_candidates(components) == []
     assert selected_components(typed_components(components)) == []
     assert clique_names(typed_components(components)) == ["frontend", "decode"]
     dcd = next(d for d in generate_dcds(typed(g), env=ENV) if d.body["spec"]["name"] == "decode")

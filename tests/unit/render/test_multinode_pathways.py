@@ -15,6 +15,8 @@ import copy
 
 import pytest
 
+from syncagent.programs.disaggregatedset.render import render_disaggregated_set, render_ds_graph
+from syncagent.programs.grove.render import render_grove_graph, render_pod_clique_set
 from syncagent.render import (
     ComponentSource,
     Environment,
@@ -25,8 +27,6 @@ from syncagent.render import (
     pod_template,
     render_graph,
 )
-from syncagent.render.disaggregatedset import render_disaggregated_set, render_ds_graph
-from syncagent.render.grove import render_grove_graph, render_pod_clique_set
 from tests.support.graphs import frontend, typed, worker
 from tests.support.graphs import served_graph as graph
 from tests.unit.support.multinode import LEGACY, ORIGIN

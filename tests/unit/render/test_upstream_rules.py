@@ -15,6 +15,7 @@ import yaml
 
 from syncagent.api import load_objects
 from syncagent.api.conversion import convert_documents
+from syncagent.programs.grove.render import render_grove_graph
 from syncagent.render import (
     ComponentSource,
     Environment,
@@ -26,7 +27,6 @@ from syncagent.render import (
     source_of,
     source_of_object,
 )
-from syncagent.render.grove import render_grove_graph
 from syncagent.render.podtemplate import volumes_for_mounts
 from tests.support.graphs import typed
 from tests.support.kube import main_of

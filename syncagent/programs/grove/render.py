@@ -12,6 +12,7 @@ from typing import Any
 from fieldmanagers import grove as grove_manager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.objects import Body
+from syncagent.programs.grove.startup import Fixed, keep_fixed, starts_after
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects
 from syncagent.render.dcd import (
@@ -21,7 +22,6 @@ from syncagent.render.dcd import (
     graph_owner,
     graph_sources,
 )
-from syncagent.render.grove_startup import Fixed, keep_fixed, starts_after
 from syncagent.render.inputs import ComponentSource, Environment
 from syncagent.render.model import Rendered, RenderError, build
 from syncagent.render.multinode import backend_of
@@ -194,7 +194,7 @@ def render_pod_clique_set(
 ) -> Rendered:
     """The PCS; ``live_replicas`` (from :func:`live_template_replicas`) are echoed when set,
     and so are the values Grove fixed when the live PCS was created (``fixed``, from
-    :func:`~syncagent.render.grove_startup.live_fixed`)."""
+    :func:`~syncagent.programs.grove.startup.live_fixed`)."""
     components = graph.spec.components
     name = _checked_pcs_name(graph.name, components)
     sources = {
@@ -253,7 +253,7 @@ def _cliques_and_groups(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One clique per single-node component; a leader and a worker clique plus a scaling
     group per multinode one, ordered as the component's own backend needs
-    (:func:`~syncagent.render.grove_startup.starts_after`)."""
+    (:func:`~syncagent.programs.grove.startup.starts_after`)."""
     cliques: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for component in components:

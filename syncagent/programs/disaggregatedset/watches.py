@@ -1,7 +1,5 @@
-"""Key functions of the pathway watches: which graphs a change of a program's object re-queues
-(docs/disaggregatedset.md §6, docs/grove.md §2). Each program's ``connect`` uses them; each watch
-exists only while its API is served.
-"""
+"""Which graph a change of a DisaggregatedSet's LeaderWorkerSet re-queues
+(docs/disaggregatedset.md §6)."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from typing import Any
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
 from syncagent.programs.view import Store
-from syncagent.runtime.cache import controller_owner_key, object_key
+from syncagent.runtime.cache import controller_owner_key
 
 
 def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
@@ -30,16 +28,3 @@ def ds_child_key(store: Store) -> Callable[[dict[str, Any]], list[str]]:
         return list(graph_of(ds))
 
     return keys
-
-
-def namespace_graphs(store: Store, add: Callable[[str], None]) -> Callable[[Any], None]:
-    """A handler re-queueing every graph in the namespace of the changed object."""
-
-    def handle(change: Any) -> None:
-        for graph in store.list(kinds.DGD.kind, change.namespace):
-            add(object_key(change.namespace, str(graph["metadata"]["name"])))
-
-    return handle
-
-
-__all__ = ["ds_child_key", "namespace_graphs", "object_key"]
