@@ -1,5 +1,6 @@
 """Ownership history, the pure parts: transitions between two managedFields snapshots, the
-bounded log, the per-field timeline ``blame --history`` prints, and the agent's recorder."""
+bounded log, the per-field timeline ``blame --history`` prints, and the agent's recorder
+(tests/unit/test_history_api.py: how it is served)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ from typing import Any
 import orjson
 import pytest
 
-from syncagent.controller.history import HistoryRecorder, routes
+from syncagent.controller.history import HistoryRecorder
 from syncagent.inspect import history as view
 from syncagent.kube import kinds
 from syncagent.runtime.cache import Change, ChangeType
-from syncagent.runtime.http import dispatch
 from syncagent.ssa.history import MAX_VALUE, Transition, from_doc, transition
 from syncagent.ssa.historylog import ENTRY_OVERHEAD, OBJECT_OVERHEAD, HistoryLog
 
@@ -239,7 +239,7 @@ def change(old: dict | None, new: dict | None, kind: ChangeType = ChangeType.MOD
     return Change(kind, "ns", "web", old, new)
 
 
-def test_the_recorder_keeps_changes_of_objects_we_write_and_serves_them() -> None:
+def test_the_recorder_keeps_changes_of_objects_we_write() -> None:
     recorder = HistoryRecorder(HistoryLog(start=5.0), clock=lambda: 42.0)
     handle = recorder.handler(kinds.DEPLOYMENT)
     old, new = scaled_away()
@@ -248,14 +248,9 @@ def test_the_recorder_keeps_changes_of_objects_we_write_and_serves_them() -> Non
     handle(change(new, None, ChangeType.DELETED))
     theirs = deployment(1, entry("helm", REPLICAS))
     handle(change(theirs, deployment(1, entry("kubectl-scale", REPLICAS, op="Update"))))
-    table = routes(recorder)
-    response, _ = dispatch(
-        "GET /history?group=apps&kind=Deployment&namespace=ns&name=web HTTP/1.1", table
-    )
-    doc = orjson.loads(response.body)
-    assert (response.status, doc["start"], doc["uid"]) == (200, 5.0, "u1")
-    assert [t["time"] for t in doc["transitions"]] == [42.0]
-    assert recorder.log.objects() == 1  # helm's object is not ours
-    bad, _ = dispatch("GET /history?group=apps&namespace=ns HTTP/1.1", table)
-    assert bad.status == 400
-    assert bad.body.startswith("history: give kind and name")
+    kept = recorder.log.get(("apps", "Deployment", "ns", "web"))
+    assert kept is not None
+    assert kept.uid == "u1"
+    assert [t["time"] for t in kept.transitions] == [42.0]
+    assert recorder.log.kept() == [("apps", "Deployment", "ns", "web")]  # helm's is not ours
+    assert recorder.resources[("apps", "Deployment")] == kinds.DEPLOYMENT
