@@ -189,7 +189,7 @@ def test_a_budget_below_one_transition_is_refused() -> None:
 
 def served(*transitions: Transition, start: float = 100.0, complete: float | None = None) -> dict:
     return {
-        "uid": "u1",
+        "object": {"group": "apps", "kind": "Deployment", "uid": "u1"},
         "start": start,
         "completeSince": start if complete is None else complete,
         "transitions": [t.to_doc() for t in transitions],
@@ -231,7 +231,7 @@ def test_where_the_history_begins() -> None:
     assert (trimmed.begins, trimmed.since) == ("trimmed", created + 50)
     assert "No field changed hands." in view.to_text(trimmed)
     # Another incarnation's history is not this object's.
-    other = {**served(flip(created + 60, "2", to_kubectl=True)), "uid": "someone-else"}
+    other = {**served(flip(created + 60, "2", to_kubectl=True)), "object": {"uid": "someone-else"}}
     assert view.report("d", live, other).fields == ()
 
 
