@@ -114,6 +114,22 @@ def _front_proxy(pki: Pki) -> None:
     _write_key(pki.proxy_client_key, key)
 
 
+def issue_client(
+    ca_cert: Path, ca_key: Path, folder: Path, *, common_name: str, org: str = ""
+) -> tuple[Path, Path]:
+    """A client certificate for ``common_name`` (group ``org``) signed by the CA at
+    ``ca_cert``/``ca_key``: a user as an identity provider would make one; its paths."""
+    ca = x509.load_pem_x509_certificate(ca_cert.read_bytes())
+    signer = serialization.load_pem_private_key(ca_key.read_bytes(), None)
+    if not isinstance(signer, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{ca_key}: not an EC key")
+    key, cert = _leaf(ca, signer, common_name=common_name, org=org)
+    paths = (folder / f"{common_name}.crt", folder / f"{common_name}.key")
+    _write_cert(paths[0], cert)
+    _write_key(paths[1], key)
+    return paths
+
+
 def _name(common_name: str, org: str = "") -> x509.Name:
     attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
     if org:

@@ -4,7 +4,6 @@ hypercorn endpoint on localhost, a real TLS client)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import ssl
 from pathlib import Path
 
@@ -12,10 +11,6 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from syncagent.devcluster import pki
 from syncagent.runtime import frontproxy, http, selfsigned
@@ -76,32 +71,8 @@ def test_the_caller_is_the_user_groups_uid_and_extra_the_headers_name() -> None:
 
 
 def _leaf(folder: Path, name: str, *, ca_cert: Path, ca_key: Path) -> tuple[str, str]:
-    """A client certificate named ``name`` signed by the CA at ``ca_cert``/``ca_key``."""
-    ca = x509.load_pem_x509_certificate(ca_cert.read_bytes())
-    signer = serialization.load_pem_private_key(ca_key.read_bytes(), None)
-    assert isinstance(signer, ec.EllipticCurvePrivateKey)
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=1))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .sign(signer, hashes.SHA256())
-    )
-    paths = (folder / f"{name}.crt", folder / f"{name}.key")
-    paths[0].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return str(paths[0]), str(paths[1])
+    cert, key = pki.issue_client(ca_cert, ca_key, folder, common_name=name)
+    return str(cert), str(key)
 
 
 async def _who(scope: http.Scope, receive: http.Receive, send: http.Send) -> None:
