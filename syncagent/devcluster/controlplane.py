@@ -292,12 +292,12 @@ class ControlPlane:
 
 def _aggregation_args(p: pki.Pki) -> list[str]:
     """The front proxy: what the API server presents to aggregated APIs and which headers carry
-    the caller. No kube-proxy runs here, so it dials the APIService's endpoint address itself."""
+    the caller. No kube-proxy runs here, so it dials the APIService's endpoint address itself.
+    No ``--requestheader-uid-headers``: 1.30 of the version matrix does not know it."""
     return [
         f"--requestheader-client-ca-file={p.front_proxy_ca_cert}",
         f"--requestheader-allowed-names={pki.FRONT_PROXY_CLIENT}",
         "--requestheader-username-headers=X-Remote-User",
-        "--requestheader-uid-headers=X-Remote-Uid",
         "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--proxy-client-cert-file={p.proxy_client_cert}",

@@ -58,11 +58,10 @@ class Caller:
     extra: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _names(data: dict[str, str], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    raw = data.get(key)
-    if not raw:
-        return default
-    return tuple(str(v).lower() for v in orjson.loads(raw))
+def _names(data: dict[str, str], key: str) -> tuple[str, ...]:
+    """The header names under ``key``; none when the API server names none (a header it does
+    not set is one a caller could have sent)."""
+    return tuple(str(v).lower() for v in orjson.loads(data.get(key) or "[]"))
 
 
 def parse_trust(data: dict[str, str]) -> Trust:
@@ -79,10 +78,10 @@ def parse_trust(data: dict[str, str]) -> Trust:
     return Trust(
         ca_pem=ca,
         allowed_names=allowed,
-        user_headers=_names(data, "requestheader-username-headers", Trust.user_headers),
-        uid_headers=_names(data, "requestheader-uid-headers", Trust.uid_headers),
-        group_headers=_names(data, "requestheader-group-headers", Trust.group_headers),
-        extra_prefixes=_names(data, "requestheader-extra-headers-prefix", Trust.extra_prefixes),
+        user_headers=_names(data, "requestheader-username-headers"),
+        uid_headers=_names(data, "requestheader-uid-headers"),
+        group_headers=_names(data, "requestheader-group-headers"),
+        extra_prefixes=_names(data, "requestheader-extra-headers-prefix"),
     )
 
 

@@ -137,3 +137,11 @@ async def test_a_configmap_that_does_not_read_keeps_the_last_trust(caplog) -> No
     await frontproxy.refresh(context, broken)
     assert context.trust is before
     assert "extension-apiserver-authentication-reader" in caplog.text
+
+
+def test_a_header_the_api_server_does_not_name_is_not_trusted() -> None:
+    data = configmap_data("-----BEGIN CERTIFICATE-----\n", allowed=[])
+    del data["requestheader-uid-headers"]  # kube-apiserver before 1.32, or not configured
+    trust = parse_trust(data)
+    assert trust.uid_headers == ()
+    assert caller([(b"X-Who", b"alice"), (b"X-Remote-Uid", b"forged")], trust) == Caller("alice")
