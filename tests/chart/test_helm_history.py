@@ -90,7 +90,16 @@ def test_readers_get_the_history_through_view_and_the_agent_may_review_and_read_
     assert agent.allows("authorization.k8s.io", "subjectaccessreviews", "create")
     binding = one(docs, "RoleBinding", "r1-syncagent-history-auth-reader")
     assert binding["metadata"]["namespace"] == "kube-system"
-    assert binding["roleRef"]["name"] == "extension-apiserver-authentication-reader"
+    trust = one(docs, "Role", binding["roleRef"]["name"])
+    assert trust["metadata"]["namespace"] == "kube-system"
+    assert trust["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["extension-apiserver-authentication"],
+            "verbs": ["get"],
+        }
+    ]
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "r1-syncagent", "namespace": "syncagent-system"}
     ]

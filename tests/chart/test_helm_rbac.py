@@ -197,14 +197,17 @@ def test_leader_election_role_covers_only_the_agents_lease() -> None:
 
 def test_leader_election_role_follows_the_lease_values() -> None:
     docs = render({"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "s1"}})
-    role = one(docs, "Role")
+    role = one(docs, "Role", "r1-syncagent-leader-election")
     assert role["metadata"]["namespace"] == "leases"
     assert Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="s1")
     assert not Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="syncagent")
     assert one(docs, "RoleBinding", "r1-syncagent-leader-election")["metadata"]["namespace"] == (
         "leases"
     )
-    assert objects(render({"leaderElection": {"enabled": False}}), "Role") == []
+    off = render({"leaderElection": {"enabled": False}})
+    assert "r1-syncagent-leader-election" not in {
+        r["metadata"]["name"] for r in objects(off, "Role")
+    }
 
 
 def test_bindings_name_the_chart_service_account() -> None:
