@@ -153,8 +153,9 @@ class HistoryApi:
             return status(404, "NotFound", msg)
         target = Target(key[0], resource.plural, key[2], key[3])
         if not await self.access.may_get(who, target):
-            msg = f"{subject(key)}: {who.user} may not get {resource.plural} {key[3]!r}"
-            return status(403, "Forbidden", msg + " here; the history is shown to those who may")
+            where = f"in namespace {key[2]}" if key[2] else "cluster-wide"
+            msg = f"{subject(key)}: {who.user} may not get {resource.plural} {key[3]!r} {where}"
+            return status(403, "Forbidden", f"{msg}; its history is shown only to who may get it")
         return _json(200, self._document(key))
 
     def _document(self, key: ObjectKey) -> dict[str, Any]:
