@@ -9,9 +9,7 @@ object's owners then are in its managedFields, which the reader has. A delete fo
 a label-selected watch also reports an object that merely stopped matching as deleted; the
 budget ages a deleted object's history out, and a new UID under its name starts afresh.
 
-``GET /history?group=G&kind=K&namespace=NS&name=N`` (group and namespace empty for the core
-group and a cluster-scoped object) answers one object's kept transitions and
-the instant since which the history is complete (:func:`routes`).
+``controller/historyapi.py`` serves it as an aggregated API, to callers who may get the object.
 """
 
 from __future__ import annotations
@@ -21,19 +19,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
-
 import fieldmanagers
 from syncagent.rest.resource import Resource
 from syncagent.runtime.cache import Change, ChangeType
-from syncagent.runtime.http import Response, Route, WithQuery
 from syncagent.ssa.history import transition
 from syncagent.ssa.historylog import HistoryLog, ObjectKey
 
 log = logging.getLogger(__name__)
-
-JSON = "application/json"
-PATH = "/history"
 
 
 def _uid(obj: Mapping[str, Any] | None) -> str:
@@ -46,14 +38,17 @@ def _ours(obj: Mapping[str, Any]) -> bool:
 
 
 class HistoryRecorder:
-    """Feeds the log from cache changes; serves it."""
+    """Feeds the log from cache changes (``controller/historyapi.py`` serves it)."""
 
     def __init__(self, log: HistoryLog, *, clock: Callable[[], float] = time.time) -> None:
         self.log = log
         self._clock = clock
+        # (group, kind) -> the resource recorded: who may read an object is asked by resource.
+        self.resources: dict[tuple[str, str], Resource] = {}
 
     def handler(self, kind: Resource) -> Callable[[Change[Any]], None]:
         """The cache handler of one kind's watch (a watch without a transform)."""
+        self.resources[(kind.group, kind.kind)] = kind
 
         def handle(change: Change[Any]) -> None:
             key: ObjectKey = (kind.group, kind.kind, change.namespace, change.name)
@@ -70,25 +65,3 @@ class HistoryRecorder:
                 self.log.record(key, _uid(new), found)
 
         return handle
-
-    def answer(self, query: Mapping[str, str]) -> Response:
-        missing = [p for p in ("kind", "name") if not query.get(p)]
-        if missing:
-            return Response(400, f"history: give {' and '.join(missing)} (and group, namespace)\n")
-        key = (query.get("group", ""), query["kind"], query.get("namespace", ""), query["name"])
-        kept = self.log.get(key)
-        doc = {
-            "group": key[0],
-            "kind": key[1],
-            "namespace": key[2],
-            "name": key[3],
-            "uid": kept.uid if kept else "",
-            "start": self.log.start,
-            "completeSince": self.log.complete_since,
-            "transitions": list(kept.transitions) if kept else [],
-        }
-        return Response(200, orjson.dumps(doc).decode(), JSON)
-
-
-def routes(recorder: HistoryRecorder) -> dict[str, Route]:
-    return {PATH: WithQuery(recorder.answer)}

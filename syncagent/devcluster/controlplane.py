@@ -180,6 +180,7 @@ class ControlPlane:
             "--service-account-issuer=https://kubernetes.default.svc",
             "--service-cluster-ip-range=10.96.0.0/16",
             "--allow-privileged=true",
+            *_aggregation_args(p),
             "--v=1",
             *[f"--disable-admission-plugins={name}" for name in self.disabled_admission],
             *audit.apiserver_args(self.workdir),
@@ -287,6 +288,22 @@ class ControlPlane:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _aggregation_args(p: pki.Pki) -> list[str]:
+    """The front proxy: what the API server presents to aggregated APIs and which headers carry
+    the caller. No kube-proxy runs here, so it dials the APIService's endpoint address itself.
+    No ``--requestheader-uid-headers``: 1.30 of the version matrix does not know it."""
+    return [
+        f"--requestheader-client-ca-file={p.front_proxy_ca_cert}",
+        f"--requestheader-allowed-names={pki.FRONT_PROXY_CLIENT}",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={p.proxy_client_cert}",
+        f"--proxy-client-key-file={p.proxy_client_key}",
+        "--enable-aggregator-routing=true",
+    ]
 
 
 def apply(http: httpx2.Client, collection: str, doc: dict[str, Any]) -> None:

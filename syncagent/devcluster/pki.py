@@ -4,6 +4,11 @@ One CA signs everything: the API server's serving cert, the webhook server's ser
 API server trusts it through the webhook configurations' ``caBundle``), the client certs of the
 admin, the controller manager and the scheduler (their user names are the ones the API server's
 bootstrap RBAC grants), and, through the controller manager's cluster signer, any CSR.
+
+A second CA, the front proxy's, signs only the client certificate the API server presents when it
+proxies a request to an aggregated API (``--proxy-client-cert-file``): an aggregated server
+trusts the ``X-Remote-User`` headers only from that CA's certificate with the allowed name
+(:data:`FRONT_PROXY_CLIENT`), so no ordinary client certificate can pass as the front proxy.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 _VALIDITY = dt.timedelta(days=365)
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,10 @@ class Pki:
     webhook_dir: Path  # tls.crt + tls.key, the names controller-runtime's webhook server reads
     sa_key: Path
     sa_pub: Path
+    front_proxy_ca_cert: Path
+    front_proxy_ca_key: Path
+    proxy_client_cert: Path
+    proxy_client_key: Path
 
 
 def generate(folder: Path) -> Pki:
@@ -59,6 +69,10 @@ def generate(folder: Path) -> Pki:
         webhook_dir=folder / "webhook",
         sa_key=folder / "sa.key",
         sa_pub=folder / "sa.pub",
+        front_proxy_ca_cert=folder / "front-proxy-ca.crt",
+        front_proxy_ca_key=folder / "front-proxy-ca.key",
+        proxy_client_cert=folder / "front-proxy-client.crt",
+        proxy_client_key=folder / "front-proxy-client.key",
     )
     pki.webhook_dir.mkdir(exist_ok=True)
     _write_cert(pki.ca_cert, ca)
@@ -80,6 +94,7 @@ def generate(folder: Path) -> Pki:
         key, cert = _leaf(ca, ca_key, common_name=common_name, org=org, server=server)
         _write_cert(cert_path, cert)
         _write_key(key_path, key)
+    _front_proxy(pki)
     _write_key(pki.sa_key, sa_key)
     pki.sa_pub.write_bytes(
         sa_key.public_key().public_bytes(
@@ -87,6 +102,32 @@ def generate(folder: Path) -> Pki:
         )
     )
     return pki
+
+
+def _front_proxy(pki: Pki) -> None:
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = _ca_cert(ca_key, common_name="syncagent-dev-front-proxy-ca")
+    _write_cert(pki.front_proxy_ca_cert, ca)
+    _write_key(pki.front_proxy_ca_key, ca_key)
+    key, cert = _leaf(ca, ca_key, common_name=FRONT_PROXY_CLIENT)
+    _write_cert(pki.proxy_client_cert, cert)
+    _write_key(pki.proxy_client_key, key)
+
+
+def issue_client(
+    ca_cert: Path, ca_key: Path, folder: Path, *, common_name: str, org: str = ""
+) -> tuple[Path, Path]:
+    """A client certificate for ``common_name`` (group ``org``) signed by the CA at
+    ``ca_cert``/``ca_key``: a user as an identity provider would make one; its paths."""
+    ca = x509.load_pem_x509_certificate(ca_cert.read_bytes())
+    signer = serialization.load_pem_private_key(ca_key.read_bytes(), None)
+    if not isinstance(signer, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{ca_key}: not an EC key")
+    key, cert = _leaf(ca, signer, common_name=common_name, org=org)
+    paths = (folder / f"{common_name}.crt", folder / f"{common_name}.key")
+    _write_cert(paths[0], cert)
+    _write_key(paths[1], key)
+    return paths
 
 
 def _name(common_name: str, org: str = "") -> x509.Name:
@@ -111,8 +152,10 @@ def _builder(
     )
 
 
-def _ca_cert(key: ec.EllipticCurvePrivateKey) -> x509.Certificate:
-    name = _name("syncagent-dev-cluster-ca")
+def _ca_cert(
+    key: ec.EllipticCurvePrivateKey, *, common_name: str = "syncagent-dev-cluster-ca"
+) -> x509.Certificate:
+    name = _name(common_name)
     return (
         _builder(name, name, key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)

@@ -1,6 +1,6 @@
 """``syncagent blame --history``: each field's owners over time (pure).
 
-The agent serves the transitions it saw (``controller/history.py``); the live object's
+The agent serves the transitions it saw (``controller/historyapi.py``); the live object's
 managedFields say who owns each field now. Walking the transitions back from now gives the
 owners before each one, so a field's timeline starts with its owners when the history begins
 and has one step per transition that moved it: a field that flipped between two writers shows
@@ -65,9 +65,10 @@ def _begins(obj: Mapping[str, Any], served: Mapping[str, Any]) -> tuple[float, s
 
 
 def report(subject: str, obj: Mapping[str, Any], served: Mapping[str, Any]) -> Report:
-    """``obj``: the live object; ``served``: the agent's ``/history`` answer for it."""
+    """``obj``: the live object; ``served``: the agent's OwnershipHistory for it."""
     uid = str((obj.get("metadata") or {}).get("uid") or "")
-    same = not served.get("uid") or served.get("uid") == uid
+    served_uid = (served.get("object") or {}).get("uid")
+    same = not served_uid or served_uid == uid
     transitions = [from_doc(t) for t in served.get("transitions") or ()] if same else []
     since, begins = _begins(obj, served)
     transitions = sorted((t for t in transitions if t.time >= since), key=lambda t: t.time)

@@ -73,6 +73,7 @@ class Server:
     what: str = "metrics and probes"
     tls: ssl.SSLContext | None = None
     authorize: Authorize | None = None
+    app: App | None = None  # serves instead of ``table`` (an endpoint with routes of its own)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -249,7 +250,7 @@ async def serve_endpoint(
     """Serve until cancelled; ``task_status.started(port)`` reports the bound port (for ``:0``)."""
     sock = listen(server.address)
     host, bound = sock.getsockname()[:2]
-    served = app(server.table)
+    served = server.app or app(server.table)
     if server.authorize is not None:
         served = guarded(served, server.authorize)
     stop = anyio.Event()

@@ -49,8 +49,15 @@ def _load_self_signed(context: ssl.SSLContext) -> None:
 class ServingCert:
     """A TLS server context that follows ``cert_dir`` (None: self-signed for the run)."""
 
-    def __init__(self, cert_dir: str | None) -> None:
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    def __init__(
+        self,
+        cert_dir: str | None,
+        *,
+        context: ssl.SSLContext | None = None,
+        what: str = "metrics",
+    ) -> None:
+        self._what = what  # which endpoint, in log lines
+        self.context = context or ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._dir = Path(cert_dir) if cert_dir else None
         self._served: Stamp = None
@@ -69,14 +76,14 @@ class ServingCert:
             self.context.load_cert_chain(str(cert), str(key))
         except (OSError, ssl.SSLError) as err:
             log.warning(
-                f"metrics: {cert} and {key} do not load as a certificate and its key; serving "
+                f"{self._what}: {cert} and {key} do not load as a certificate and its key; serving "
                 "the previous one; put a PEM certificate chain and its unencrypted key there",
                 extra={"error": str(err)},
             )
             self._served = stamp  # not again until they change
             return False
         self._served = stamp
-        log.info("metrics: serving certificate loaded", extra={"cert": str(cert)})
+        log.info(f"{self._what}: serving certificate loaded", extra={"cert": str(cert)})
         return True
 
     async def follow(self, *, every: float = CHECK_EVERY) -> None:

@@ -105,6 +105,10 @@ class HistoryLog:
             return None
         return History(rec.uid, tuple(_load(e) for e in rec.entries))
 
+    def kept(self) -> list[ObjectKey]:
+        """The objects that have a history kept."""
+        return list(self._records)
+
     def __len__(self) -> int:
         return sum(len(r.entries) for r in self._records.values())
 

@@ -23,7 +23,7 @@ def test_a_cert_secret_is_mounted_optional_and_served() -> None:
 def test_without_a_cert_secret_nothing_is_mounted() -> None:
     agent = container(render())
     assert not [a for a in agent["args"] if a.startswith("--metrics-cert-dir")]
-    assert [m["name"] for m in agent["volumeMounts"]] == ["tmp"]
+    assert "metrics-tls" not in [m["name"] for m in agent["volumeMounts"]]
 
 
 def test_a_cert_secret_name_must_be_a_secret_name() -> None:

@@ -50,10 +50,10 @@ METRICS_AUTH = {
 
 def test_with_watch_namespaces_nothing_is_written_cluster_wide() -> None:
     """Issue 14 item 7: a namespaced install binds its rights in the watched namespaces only;
-    cluster-wide it may only ask for the reviews of secure metrics."""
+    cluster-wide it may only ask for the reviews of secure metrics and of history reads."""
     docs = render({"watchNamespaces": ["team-a"]})
     bindings = [b["metadata"]["name"] for b in objects(docs, "ClusterRoleBinding")]
-    assert bindings == ["r1-syncagent-metrics-auth"]
+    assert sorted(bindings) == ["r1-syncagent-history-auth", "r1-syncagent-metrics-auth"]
     cluster = cluster_wide_rules(docs, subject=SA)
     assert _granted(cluster) == METRICS_AUTH
     rules = namespace_rules(docs, "team-a", subject=SA)
@@ -87,7 +87,8 @@ def test_secure_metrics_grant_the_reviews_only_when_on(watch: list[str]) -> None
     assert _granted(cluster_wide_rules(on, subject=SA)) >= METRICS_AUTH
     reader = one(on, "ClusterRole", "r1-syncagent-metrics-reader")
     assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
-    off = render({"watchNamespaces": watch, "metrics": {"secure": False}})
+    history_off = {"enabled": False, "port": 8082}
+    off = render({"watchNamespaces": watch, "metrics": {"secure": False}, "history": history_off})
     assert _granted(cluster_wide_rules(off, subject=SA)) & METRICS_AUTH == set()
     names = {d["metadata"]["name"] for d in off}
     assert {"r1-syncagent-metrics-auth", "r1-syncagent-metrics-reader"} & names == set()
@@ -118,9 +119,10 @@ def test_without_watch_namespaces_secrets_are_readable_cluster_wide() -> None:
         assert rules.allows("", "secrets", verb)
     # The agent lists and watches pull secrets; it never reads one Secret by name.
     assert not rules.allows("", "secrets", "get")
-    assert objects(render(), "RoleBinding") == [
-        one(render(), "RoleBinding", "r1-syncagent-leader-election")
-    ]
+    # Besides its Lease, the front proxy's trust in kube-system, for the history
+    # (test_helm_history.py).
+    names = sorted(b["metadata"]["name"] for b in objects(render(), "RoleBinding"))
+    assert names == ["r1-syncagent-history-auth-reader", "r1-syncagent-leader-election"]
 
 
 def test_with_watch_namespaces_no_cluster_wide_secrets_rule() -> None:
@@ -195,14 +197,17 @@ def test_leader_election_role_covers_only_the_agents_lease() -> None:
 
 def test_leader_election_role_follows_the_lease_values() -> None:
     docs = render({"leaderElection": {"enabled": True, "namespace": "leases", "leaseName": "s1"}})
-    role = one(docs, "Role")
+    role = one(docs, "Role", "r1-syncagent-leader-election")
     assert role["metadata"]["namespace"] == "leases"
     assert Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="s1")
     assert not Rules.of(role).allows("coordination.k8s.io", "leases", "update", name="syncagent")
     assert one(docs, "RoleBinding", "r1-syncagent-leader-election")["metadata"]["namespace"] == (
         "leases"
     )
-    assert objects(render({"leaderElection": {"enabled": False}}), "Role") == []
+    off = render({"leaderElection": {"enabled": False}})
+    assert "r1-syncagent-leader-election" not in {
+        r["metadata"]["name"] for r in objects(off, "Role")
+    }
 
 
 def test_bindings_name_the_chart_service_account() -> None:

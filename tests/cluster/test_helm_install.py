@@ -23,6 +23,10 @@ from lightkube.types import PatchType
 
 from syncagent.devcluster import ControlPlane
 from tests.support.helm import CHART, DGD, Helm, graph
+from tests.support.history import APISERVICE
+from tests.support.kube import Kube
+
+APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 
 OUR_CRDS = tuple(
     yaml.safe_load(path.read_text())["metadata"]["name"]
@@ -45,7 +49,7 @@ def release(helm: Helm, namespace: str) -> Iterator[str]:
 
 
 def test_chart_installs_onto_the_test_server(
-    helm: Helm, release: str, namespace: str, client: Client
+    helm: Helm, release: str, namespace: str, client: Client, kube: Kube
 ) -> None:
     out = helm.install(release, namespace, "crds.install=false")
     full = f"{release}-syncagent"
@@ -68,9 +72,16 @@ def test_chart_installs_onto_the_test_server(
     assert service.spec.ports[0].name == "metrics"
     history = client.get(Service, f"{full}-history", namespace=namespace)
     assert [p.name for p in history.spec.ports] == ["history"]
-    reader = client.get(ClusterRole, f"{full}-history-reader")
-    assert reader.rules[0].resources == ["services/proxy"]
-    assert f"--agent-service {namespace}/{full}-history" in out  # NOTES
+    view = client.get(ClusterRole, f"{full}-history-view")
+    assert view.rules[0].resources == ["ownershiphistories"]
+    # The API server took the APIService (its caBundle valid); the pod runs on no node here.
+    api = kube.request("GET", f"{APISERVICES}/{APISERVICE}")
+    assert api["spec"]["service"] == {
+        "name": f"{full}-history",
+        "namespace": namespace,
+        "port": 443,
+    }
+    assert f"kubectl get apiservice {APISERVICE}" in out  # NOTES
     role = client.get(Role, f"{full}-leader-election", namespace=namespace)
     assert role.rules[0].resources == ["leases"]
     client.get(RoleBinding, f"{full}-leader-election", namespace=namespace)
@@ -83,6 +94,8 @@ def test_chart_installs_onto_the_test_server(
     assert status["info"]["status"] == "deployed"
 
     helm.uninstall(release, namespace)
+    names = [a["metadata"]["name"] for a in kube.request("GET", APISERVICES)["items"]]
+    assert APISERVICE not in names
     for kind in (ClusterRole, ClusterRoleBinding):
         with pytest.raises(ApiError) as gone:
             client.get(kind, full)

@@ -88,6 +88,8 @@ SCENARIOS: list[tuple[ModuleType, str]] = [
     (sys.modules[__name__], "_grove_single_clique_scaled"),
     # Secure metrics, the chart's default: one scrape with a token.
     (sys.modules[__name__], "_metrics_scraped"),
+    # The history: the front proxy's trust read from kube-system (its reviews: as the scrape's).
+    (sys.modules[__name__], "_history_trust_read"),
     (test_multinode_agent, "test_component_pathway_launch_and_wait_leader_config_map"),
     (test_ds_agent, "test_a_new_pull_secret_re_renders_the_ds_roles_without_a_resync"),
     # Takeover of the upstream operator's fields; the fight detector, backoff and take-back.
@@ -152,6 +154,18 @@ def _metrics_scraped(control_plane: ControlPlane, namespace: str) -> None:
     with running_agent(control_plane.kubeconfig, "--metrics-secure", namespace=namespace) as agent:
         status, body = scrape(f"https://127.0.0.1:{agent.port}/metrics", token)
         assert status == 403, (status, body)
+
+
+def _history_trust_read(control_plane: ControlPlane, namespace: str) -> None:
+    """The history port: the agent reads the front proxy's trust from
+    kube-system/extension-apiserver-authentication before any read can be answered."""
+    flags = ("--history-bind-address", "127.0.0.1:0")
+    with running_agent(control_plane.kubeconfig, *flags, namespace=namespace) as agent:
+        eventually(
+            lambda: "front-proxy trust loaded" in agent.logs(),
+            deadline=30,
+            what="the agent to read the front proxy's trust",
+        )
 
 
 def _handed_out() -> dict[tuple[str, str, str], str]:

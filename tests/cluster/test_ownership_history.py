@@ -1,7 +1,8 @@
 """Ownership history on the real API server: the agent (a host process) records who took which
-field from whom, and ``syncagent blame --history`` reads it through the service proxy, with the
-real ``kubectl`` as the other writer (``scale``, ``label``, ``apply --server-side``), before and
-after an agent restart (docs/ownership.md §6)."""
+field from whom and serves it as an aggregated API; ``syncagent blame --history`` reads it
+through the API server, with the real ``kubectl`` as the other writer (``scale``, ``label``,
+``apply --server-side``), before and after an agent restart (docs/ownership.md §6). Who may read
+it: tests/cluster/test_history_access.py."""
 
 from __future__ import annotations
 
@@ -12,14 +13,11 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
 from syncagent.cli.main import main
-from tests.cluster.support.chart_identity import token_kubeconfig
 from tests.support.agent import running_agent
 from tests.support.graphs import component, graph
-from tests.support.helm import CHART, Helm
-from tests.support.history import expose, free_port, host_address
+from tests.support.history import aggregated, wait_available
 from tests.support.kubectl import Kubectl
 from tests.support.polling import eventually
 
@@ -32,10 +30,12 @@ REPLICAS = ".spec.replicas"
 
 def blame_history(
     capsys: pytest.CaptureFixture[str], kubeconfig: Any, ns: str, *extra: str
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     argv = ["blame", f"deploy/{DEPLOY}", "--history", "-n", ns, "--kubeconfig", str(kubeconfig)]
-    code = main([*argv, "--agent-service", f"{ns}/{SERVICE}", *extra])
+    code = main([*argv, *extra])
     out, err = capsys.readouterr()
+    if code != 0 and "HTTP 503" in err:
+        return None  # the API server has not (again) seen the agent's port answer: not yet
     assert code == 0, err
     return orjson.loads(out) if "-o" in extra else {"text": out}
 
@@ -59,15 +59,17 @@ def scale_and_wait_back(kubectl: Kubectl, kube: Any, ns: str) -> None:
 
 
 def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
-    control_plane, kube, namespace, kubectl, capsys
+    control_plane, kube, namespace, kubectl, capsys, tmp_path
 ):
-    address = host_address()
-    port = free_port(address)
-    expose(kube, namespace, SERVICE, address, port)
-    flags = ("--history-bind-address", f"{address}:{port}")
+    with aggregated(kube, namespace, SERVICE, tmp_path / "tls") as flags:
+        _flips_before_and_after_a_restart(control_plane, kube, namespace, kubectl, capsys, flags)
+
+
+def _flips_before_and_after_a_restart(control_plane, kube, namespace, kubectl, capsys, flags):
     kube.create(graph(namespace, "hist", [component("Frontend", "frontend")]))
     read = lambda *extra: blame_history(capsys, control_plane.kubeconfig, namespace, *extra)  # noqa: E731
     with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):
+        wait_available(kube)
         eventually(
             lambda: kube.get("Deployment", namespace, DEPLOY),
             deadline=DEADLINE,
@@ -80,6 +82,8 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
 
         def recorded() -> dict[str, Any] | None:
             doc = read("-o", "json")
+            if doc is None:
+                return None
             done = len(field(doc, REPLICAS)) == 3 and field(doc, ".metadata.labels.cost")
             return doc if done and field(doc, ".metadata.labels.team") else None
 
@@ -94,7 +98,7 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
         assert [(s.get("before"), s.get("after")) for s in flips[1:]] == [("1", "3"), ("3", "1")]
         assert managers(field(doc, ".metadata.labels.team")) == [[], ["kubectl-label"]]
         assert managers(field(doc, ".metadata.labels.cost")) == [[], ["x"]]
-        text = read()["text"]
+        text = eventually(read, deadline=DEADLINE, what="the history as text")["text"]
         assert "when the object was created" in text
         assert re.search(rf"Z  {taker[0]['manager']} \(Update/scale\) +1 -> 3\n", text), text
     # Creation times are whole seconds, and an object created in the second the history began
@@ -116,7 +120,7 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
 
         def flipped() -> dict[str, Any] | None:
             doc = read("-o", "json")
-            return doc if len(field(doc, REPLICAS)) == 3 else None
+            return doc if doc and len(field(doc, REPLICAS)) == 3 else None
 
         again = eventually(
             flipped,
@@ -125,100 +129,3 @@ def test_blame_history_shows_each_flip_and_where_it_begins_after_a_restart(
         )
         assert managers(field(again, REPLICAS))[::2] == [[OURS], [OURS]]
         assert again["since"] == after["since"]
-
-
-def _reader_kubeconfig(control_plane, kube, ns: str, tmp_path) -> Any:
-    """A ServiceAccount that may get Deployments of ``ns``, and nothing of the agent's."""
-    kube.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": "reader", "namespace": ns},
-        }
-    )
-    rule = {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role"}
-    kube.create({**role, "metadata": {"name": "reader", "namespace": ns}, "rules": [rule]})
-    _bind(kube, ns, "Role", "reader")
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
-    path = f"/api/v1/namespaces/{ns}/serviceaccounts/reader/token"
-    token = kube.request("POST", path, request)["status"]["token"]
-    return token_kubeconfig(control_plane, token, tmp_path / "reader.kubeconfig")
-
-
-def _bind(kube, ns: str, kind: str, role: str) -> None:
-    kube.create(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": f"reader-{role}", "namespace": ns},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
-        }
-    )
-
-
-def _chart_reader_role(control_plane, ns: str, tmp_path) -> dict[str, Any]:
-    """The chart's history-reader ClusterRole, rendered for release ``ns``."""
-    rendered = Helm(control_plane, tmp_path)(
-        "template", ns, str(CHART), "-n", ns, "--show-only", "templates/history.yaml"
-    )
-    return next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "ClusterRole")
-
-
-@pytest.mark.helm
-def test_reading_the_history_takes_the_charts_reader_role(
-    control_plane, kube, namespace, capsys, tmp_path
-):
-    role = _chart_reader_role(control_plane, namespace, tmp_path)
-    service = f"{namespace}-syncagent-history"  # what the chart names it for this release
-    address = host_address()
-    port = free_port(address)
-    expose(kube, namespace, service, address, port)
-    kube.create(plain_deployment(namespace, DEPLOY))
-    config = _reader_kubeconfig(control_plane, kube, namespace, tmp_path)
-    argv = ["blame", f"deploy/{DEPLOY}", "--history", "-n", namespace]
-    argv += ["--kubeconfig", str(config), "--agent-service", f"{namespace}/{service}"]
-    flags = ("--history-bind-address", f"{address}:{port}")
-    with running_agent(control_plane.kubeconfig, *flags, namespace=namespace):
-        assert main(argv) == 1
-        err = capsys.readouterr().err
-        assert err.startswith(f"error: Deployment/{namespace}/{DEPLOY}: Service/{namespace}/")
-        assert "HTTP 403" in err
-        assert "history-reader" in err
-        kube.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
-        try:
-            _bind(kube, namespace, "ClusterRole", role["metadata"]["name"])
-
-            def allowed() -> str | None:
-                code = main(argv)
-                out, err = capsys.readouterr()
-                if code != 0 and "HTTP 403" not in err:  # anything but "not yet" is a failure
-                    raise AssertionError(err)
-                return out if code == 0 else None
-
-            text = eventually(allowed, deadline=DEADLINE, what="the reader role to take effect")
-        finally:
-            kube.request(
-                "DELETE",
-                f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{role['metadata']['name']}",
-            )
-    assert text.startswith(f"Deployment/{namespace}/{DEPLOY}: ownership history since ")
-    assert "No field changed hands." in text
-
-
-def plain_deployment(ns: str, name: str) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "main", "image": "busybox"}]},
-            },
-        },
-    }

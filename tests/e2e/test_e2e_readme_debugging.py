@@ -5,10 +5,10 @@ the commands are read from the README's block, each run in a shell as a user typ
 controllers making the graph Ready, and each one's output checked. A command added to or changed
 in the README without a check here fails the test.
 
-``blame --history`` takes the agent's Service from its default, the one the chart creates
-(``syncagent-system/syncagent-history``, port ``history``): the agent here is a host process with
-its history port on a non-loopback address of this machine, and that Service stands in front of
-it as the chart's would (tests/support/history.py), so the README's command is the chart user's.
+``blame --history`` reads the aggregated API the chart registers: the agent here is a host
+process with its history port on a non-loopback address of this machine, and the chart's Service
+(``syncagent-system/syncagent-history``) and APIService stand in front of it as the chart's would
+(tests/support/history.py), so the README's command is the chart user's.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ import yaml
 from syncagent.devcluster.build import ensure_binaries
 from tests.e2e.support.observe import DEADLINE, wait_ready
 from tests.support.agent import running_agent
-from tests.support.history import expose, free_port, host_address
+from tests.support.history import aggregated, wait_available
 from tests.support.kube import Kube
 from tests.support.polling import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "<!-- debugging-ownership -->"
 # The chart's history Service as `helm install syncagent helm/syncagent -n syncagent-system`
-# names it: `syncagent blame --history`'s default (syncagent/cli/blame/__init__.py).
+# names it.
 CHART_NS, CHART_SERVICE = "syncagent-system", "syncagent-history"
 TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*Z"
 
@@ -126,9 +126,9 @@ def _kubeconfig(source: Path, namespace: str, into: Path) -> Path:
 
 
 @contextlib.contextmanager
-def chart_service(kube: Kube, address: str, port: int) -> Iterator[None]:
-    """The chart's history Service in its namespace, in front of ``address:port``; removed
-    with its namespace after."""
+def chart_service(kube: Kube, cert_dir: Path) -> Iterator[tuple[str, ...]]:
+    """The chart's history Service in its namespace and its APIService, for an agent on this
+    machine; yields the agent's flags. Removed with the namespace after."""
     kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": CHART_NS}})
     try:
         # The Pod needs the namespace's default ServiceAccount, which a controller creates.
@@ -137,8 +137,8 @@ def chart_service(kube: Kube, address: str, port: int) -> Iterator[None]:
             deadline=DEADLINE,
             what=f"ServiceAccount/{CHART_NS}/default to be created",
         )
-        expose(kube, CHART_NS, CHART_SERVICE, address, port)
-        yield
+        with aggregated(kube, CHART_NS, CHART_SERVICE, cert_dir) as flags:
+            yield flags
     finally:
         kube.request("DELETE", f"/api/v1/namespaces/{CHART_NS}")
 
@@ -163,13 +163,11 @@ def test_the_readme_walk_through(control_plane, namespace: str, kube: Kube, tmp_
     shell = _shell(env)
     applied = shell(f"kubectl apply -f {REPO / 'examples' / 'agg.yaml'}")
     assert applied.returncode == 0, applied.stderr
-    address = host_address()
-    port = free_port(address)
-    flags = ("--history-bind-address", f"{address}:{port}")
     with (
-        chart_service(kube, address, port),
+        chart_service(kube, tmp_path / "tls") as flags,
         running_agent(control_plane.kubeconfig, *flags, namespace=namespace),
     ):
+        wait_available(kube)
         wait_ready(kube, namespace, "qwen-agg", what="qwen-agg Ready on the real controllers")
         for command, check in CHECKS:
             eventually(

@@ -1,28 +1,33 @@
-"""Reaching a host-process agent's history port through the API server's service proxy (no
+"""Reaching a host-process agent's history port as the aggregated API the chart registers (no
 tests here).
 
-The API server proxies ``services/NAME:PORT/proxy`` to an address of the Service's Endpoints,
-only one that is a pod's (its ``targetRef`` names a pod of the namespace whose
-``status.podIPs`` hold the address), and Endpoints validation refuses loopback addresses. So
-the agent binds its history port to a non-loopback address of this machine
-(:func:`host_address`), and :func:`expose` writes what a cluster would have for an agent pod: a
-Pod whose status carries that address (no kubelet or kwok node gets it, so nothing changes it), a
-selector-less Service and its Endpoints. Used by the cluster and e2e tiers.
+The API server proxies ``/apis/history.syncagent.io/v1alpha1`` to an address of the
+APIService's Service (``--enable-aggregator-routing``: the endpoint's address, no kube-proxy
+here), and Endpoints validation refuses loopback addresses. So the agent binds its history port
+to a non-loopback address of this machine (:func:`host_address`), and :func:`expose` writes what
+a cluster would have for an agent pod: a Pod whose status carries that address (no kubelet or
+kwok node gets it, so nothing changes it), a selector-less Service and its Endpoints.
+:func:`aggregated` adds the serving pair and the APIService whose ``caBundle`` trusts it. Used by
+the cluster and e2e tiers.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import ipaddress
 import socket
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-import orjson
-
+from syncagent.runtime.selfsigned import self_signed
 from tests.support.kube import Kube
+from tests.support.polling import eventually
 
 PORT_NAME = "history"
+SERVICE_LABEL = "kubernetes.io/service-name"
 
 
 def _usable(address: str) -> bool:
@@ -113,12 +118,71 @@ def expose(kube: Kube, ns: str, name: str, address: str, port: int) -> None:
         "subsets": [{"addresses": [{"ip": address, "targetRef": target}], "ports": ports}],
     }
     kube.request("POST", f"/api/v1/namespaces/{ns}/endpoints", endpoints)
+    # The aggregator reads EndpointSlices; no mirroring controller runs here to make this one.
+    kube.request(
+        "POST",
+        f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": name, "namespace": ns, "labels": {SERVICE_LABEL: name}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [address], "targetRef": target}],
+            "ports": ports,
+        },
+    )
 
 
-def served(kube: Kube, ns: str, name: str, query: dict[str, str]) -> Any:
-    """What the agent answers through the service proxy (the raw ``/history`` document)."""
-    path = f"/api/v1/namespaces/{ns}/services/{name}:{PORT_NAME}/proxy/history"
-    response = kube.http.request("GET", path, params=query)
-    if response.status_code != 200:
-        raise AssertionError(f"HTTP {response.status_code} from {path}: {response.text[:300]}")
-    return orjson.loads(response.content)
+APISERVICE = "v1alpha1.history.syncagent.io"
+API = "/apis/history.syncagent.io/v1alpha1"
+
+
+def _conditions(kube: Kube) -> list[dict[str, Any]]:
+    found = kube.request("GET", f"/apis/apiregistration.k8s.io/v1/apiservices/{APISERVICE}")
+    return list((found.get("status") or {}).get("conditions") or [])
+
+
+def _available(kube: Kube) -> bool:
+    return any(c["type"] == "Available" and c["status"] == "True" for c in _conditions(kube))
+
+
+@contextlib.contextmanager
+def aggregated(kube: Kube, ns: str, name: str, cert_dir: Path) -> Iterator[tuple[str, ...]]:
+    """Service ``ns/name`` and APIService :data:`APISERVICE` for an agent on this machine;
+    yields the agent's flags. The APIService (cluster-wide) is deleted on the way out."""
+    address = host_address()
+    port = free_port(address)
+    expose(kube, ns, name, address, port)
+    cert, key = self_signed(f"{name}.{ns}.svc")  # the name the API server checks
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    (cert_dir / "tls.crt").write_bytes(cert)
+    (cert_dir / "tls.key").write_bytes(key)
+    spec = {
+        "group": "history.syncagent.io",
+        "version": "v1alpha1",
+        "service": {"namespace": ns, "name": name, "port": port},
+        "caBundle": base64.b64encode(cert).decode(),
+        "groupPriorityMinimum": 1000,
+        "versionPriority": 15,
+    }
+    doc = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService"}
+    kube.request(
+        "POST",
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        {**doc, "metadata": {"name": APISERVICE}, "spec": spec},
+    )
+    try:
+        yield ("--history-bind-address", f"{address}:{port}", "--history-cert-dir", str(cert_dir))
+    finally:
+        kube.request("DELETE", f"/apis/apiregistration.k8s.io/v1/apiservices/{APISERVICE}")
+
+
+def wait_available(kube: Kube, *, deadline: float = 60.0) -> None:
+    try:
+        eventually(lambda: _available(kube), deadline=deadline, what=f"APIService {APISERVICE}")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; its conditions: {_conditions(kube)}") from None
+
+
+def history_path(ns: str, name: str = "") -> str:
+    return f"{API}/namespaces/{ns}/ownershiphistories" + (f"/{name}" if name else "")

@@ -118,6 +118,12 @@ spec:
               mountPath: /etc/syncagent/metrics-tls
               readOnly: true
             {{- end }}
+            {{- if $root.Values.history.enabled }}
+            # The history port's serving pair (the APIService's caBundle signs it).
+            - name: history-tls
+              mountPath: /etc/syncagent/history-tls
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
@@ -127,6 +133,16 @@ spec:
           secret:
             secretName: {{ $root.Values.metrics.certSecret }}
             # Optional: the pod starts (self-signed) before cert-manager has issued it.
+            optional: true
+            items:
+              - {key: tls.crt, path: tls.crt}
+              - {key: tls.key, path: tls.key}
+        {{- end }}
+        {{- if $root.Values.history.enabled }}
+        - name: history-tls
+          secret:
+            secretName: {{ include "syncagent.historyCertSecret" $root }}
+            # Optional: the pod starts (self-signed, unusable) before cert-manager has issued it.
             optional: true
             items:
               - {key: tls.crt, path: tls.crt}

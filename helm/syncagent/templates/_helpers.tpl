@@ -104,6 +104,7 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 - --health-probe-bind-address=:{{ .Values.health.port }}
 {{- if .Values.history.enabled }}
 - --history-bind-address=:{{ .Values.history.port }}
+- --history-cert-dir=/etc/syncagent/history-tls
 {{- end }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-elect
@@ -183,4 +184,9 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 {{- if and .Values.history.enabled (has (int .Values.history.port) (list (int .Values.metrics.port) (int .Values.health.port))) }}
 {{- fail "history.port: must differ from metrics.port and health.port" }}
 {{- end }}
+{{- end }}
+
+{{/* The Secret holding the history port's serving pair: the user's, or the one the chart makes. */}}
+{{- define "syncagent.historyCertSecret" -}}
+{{- .Values.history.certSecret | default (include "syncagent.suffixed" (list . "history-tls")) -}}
 {{- end }}

@@ -20,12 +20,11 @@ them all (co-owners); list items are shown with the key server-side apply uses f
 
 With --history, print each field's owners over time instead: every change of hands the agent
 saw since it started (or since the object was created), with the value before and after for
-fields the agent renders. The agent keeps that history in memory and serves it on its history
-port; this reads it through the API server's service proxy, so it needs get on services/proxy
-for the agent's history Service (the chart's ClusterRole <release>-syncagent-history-reader),
-besides get on the object."""
-
-AGENT_SERVICE = "syncagent-system/syncagent-history:history"
+fields the agent renders. The agent keeps that history in memory and serves it as the aggregated
+API history.syncagent.io/v1alpha1 (resource ownershiphistories); this reads it through the API
+server with your credentials (token, client certificate, exec plugin: whatever the kubeconfig
+holds). It needs get on ownershiphistories.history.syncagent.io in the object's namespace (the
+chart aggregates it into the view ClusterRole) and get on the object itself."""
 
 
 def register(subparsers: Any, programs: Registry) -> None:
@@ -43,12 +42,5 @@ def register(subparsers: Any, programs: Registry) -> None:
         "--history",
         action="store_true",
         help="each field's owners over time, from the agent's ownership history",
-    )
-    parser.add_argument(
-        "--agent-service",
-        default=AGENT_SERVICE,
-        metavar="NS/NAME[:PORT]",
-        help="the agent's history Service, port by name or number (default "
-        f"{AGENT_SERVICE}: the chart installed as release syncagent in syncagent-system)",
     )
     parser.set_defaults(func=lazy(f"{__name__}.objectsource"))

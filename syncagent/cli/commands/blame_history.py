@@ -1,9 +1,10 @@
 """``syncagent blame KIND/NAME --history``: the object's owners over time, from the agent.
 
-The live object comes from the API server with the caller's rights; the transitions from the
-agent's history port through the API server's service proxy
-(``/api/v1/namespaces/NS/services/NAME:PORT/proxy/history``), so no port-forward is needed and
-RBAC on ``services/proxy`` decides who may read it (docs/security.md).
+The live object and its history both come from the API server with the caller's credentials:
+the history through the aggregated API the agent serves
+(``/apis/history.syncagent.io/v1alpha1/namespaces/NS/ownershiphistories/NAME?group=G&kind=K``),
+where the API server authenticates the caller and the agent answers only if the caller may get
+the object (docs/security.md §9).
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ import httpx2
 import orjson
 from httpx2 import AsyncClient
 
-from syncagent.cli.blame import AGENT_SERVICE
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.inspect import history
 from syncagent.inspect.kinds import UnknownKindError, split_target
 from syncagent.inspect.live import ReadError, read_target
 from syncagent.inspect.session import InspectError, default_namespace, run_async
-from syncagent.kube.kinds import SERVICE
-from syncagent.rest.request import build
+from syncagent.rest.request import Request
 from syncagent.rest.transport import send
+
+API = "/apis/history.syncagent.io/v1alpha1"
+APISERVICE = "v1alpha1.history.syncagent.io"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             "blame --history: give KIND/NAME without -f; the history is the running agent's"
         )
-    service = _service(args.agent_service)
     try:
         kind, name = split_target(args.target)
     except UnknownKindError as err:
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         where = (obj.get("metadata") or {}).get("namespace")
         subject = f"{obj['kind']}/{where}/{name}" if where else f"{obj['kind']}/{name}"
-        served = await fetch(client, service, obj, subject=subject)
+        served = await fetch(client, obj, subject=subject)
         return history.report(subject, obj, served)
 
     try:
@@ -57,67 +58,58 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _service(text: str) -> tuple[str, str, str]:
-    """``NS/NAME[:PORT]`` -> (namespace, name, port); the port defaults to ``history``."""
-    namespace, sep, rest = text.partition("/")
-    name, _, port = rest.partition(":")
-    if not sep or not namespace or not name or "/" in rest:
-        raise UserError(f"--agent-service {text}: expected NS/NAME[:PORT], e.g. {AGENT_SERVICE}")
-    return namespace, name, port or "history"
-
-
-async def fetch(
-    client: AsyncClient, service: tuple[str, str, str], obj: dict[str, Any], *, subject: str
-) -> dict[str, Any]:
-    """The agent's ``/history`` answer for ``obj``, through the service proxy."""
-    ns, name, port = service
-    where = f"Service/{ns}/{name}"
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+def path_of(obj: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The aggregated API's path and query for ``obj``'s history."""
     meta = obj.get("metadata") or {}
-    params = {"group": group, "kind": str(obj.get("kind")), "name": str(meta.get("name"))}
-    params["namespace"] = str(meta.get("namespace") or "")
-    # The API server's service proxy: /api/v1/namespaces/NS/services/NAME:PORT/proxy/history.
-    request = build(
-        SERVICE,
-        "get",
-        namespace=ns,
-        name=f"{name}:{port}",
-        subresource="proxy/history",
-        params=params,
-    )
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    where = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+    path = f"{API}{where}/ownershiphistories/{meta.get('name')}"
+    return path, {"group": group, "kind": str(obj.get("kind"))}
+
+
+async def fetch(client: AsyncClient, obj: dict[str, Any], *, subject: str) -> dict[str, Any]:
+    """The agent's history document for ``obj``, through the API server."""
+    path, params = path_of(obj)
     try:
-        response = await send(client, request)
+        response = await send(client, Request("GET", path, params=params))
     except httpx2.TransportError as err:
-        raise InspectError(f"{subject}: {where}: the history request failed: {err}") from None
+        raise InspectError(f"{subject}: the history request failed: {err}") from None
     if response.status_code == 200:
         try:
             doc: dict[str, Any] = orjson.loads(response.content)
             return doc
         except orjson.JSONDecodeError:
             pass
-    raise InspectError(f"{subject}: {where}: {_refusal(response, port)}")
+    raise InspectError(f"{subject}: {refusal(response, subject)}")
 
 
-def _refusal(response: httpx2.Response, port: str) -> str:
-    """Why the proxy or the agent refused, and what to do."""
+def _message(response: httpx2.Response) -> str:
     try:
-        message = str(orjson.loads(response.content).get("message") or "")
+        return str(orjson.loads(response.content).get("message") or "")
     except (orjson.JSONDecodeError, AttributeError):
-        message = response.text.strip()[:200]
-    code = response.status_code
+        return response.text.strip()[:200]
+
+
+def refusal(response: httpx2.Response, subject: str) -> str:
+    """Why the API server or the agent refused, and what to do."""
+    message, code = _message(response), response.status_code
+    if code == 401:
+        return f"HTTP 401 {message}; the API server does not know you: check the kubeconfig's user"
+    if code == 403 and "ownershiphistories" in message:
+        return (
+            f"HTTP 403 {message}; reading the history needs get on "
+            "ownershiphistories.history.syncagent.io here (the view ClusterRole has it)"
+        )
     if code == 403:
+        return f"HTTP 403 {message or f'you may not get {subject}'}"
+    if code == 404 and "records no history" not in message:
         return (
-            f"HTTP 403 {message}; reading the history needs get on services/proxy for this "
-            "Service (bind the chart's ClusterRole <release>-syncagent-history-reader)"
+            f"HTTP 404 {message}; no APIService {APISERVICE} answers: is the agent installed "
+            "with its history on (chart value history.enabled)?"
         )
-    if code == 404 and "services" in message:
+    if code == 503:
         return (
-            f"HTTP 404 {message}; is the agent installed there with its history on? Pass "
-            "--agent-service NS/NAME[:PORT]"
-        )
-    if code in (502, 503):
-        return (
-            f"HTTP {code} {message}; no agent answers on port {port}: check that its pod is "
-            "ready and runs with --history-bind-address"
+            f"HTTP 503 {message}; APIService {APISERVICE} is not available: check that the "
+            "agent's pod is ready (kubectl get apiservice " + APISERVICE + ")"
         )
     return f"HTTP {code} {message or 'not a history answer'}"

@@ -8,8 +8,10 @@ option objects, and serves until SIGTERM.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -18,9 +20,8 @@ import anyio.abc
 from syncagent.cli.errors import UserError
 from syncagent.cli.run.ownaccount import own_account
 from syncagent.cli.run.settings import AgentSettings, Http, LeaderElection
-from syncagent.controller import ControllerSettings, setup
+from syncagent.controller import ControllerSettings, historyapi, setup
 from syncagent.controller.history import HistoryRecorder
-from syncagent.controller.history import routes as history_routes
 from syncagent.programs.capabilities import (
     CapabilityRequiredError,
     capability_overrides,
@@ -139,9 +140,15 @@ def _lease(election: LeaderElection, shard: ShardSettings) -> LeaseConfig | None
 async def _serve(manager: Manager, addresses: Http, history: HistoryRecorder | None) -> None:
     async with anyio.create_task_group() as tg:
         if history is not None and addresses.history is not None:
-            # Its own port: the chart's history Service exposes it, and nothing else.
-            server = http.Server(addresses.history, history_routes(history), what="history")
-            await _listen(tg, server, "--history-bind-address")
+            # Its own port: the APIService's Service points at it, and nothing else.
+            served = functools.partial(
+                historyapi.serve,
+                manager.client,
+                history,
+                address=addresses.history,
+                cert_dir=addresses.history_cert_dir or None,
+            )
+            await _listen_with(tg, served, addresses.history, "--history-bind-address")
         if addresses.health is not None:
             # Probes only: the kubelet reaches this port, so it serves nothing else.
             table = http.routes(metrics=manager.metrics, health=manager.health)
@@ -153,10 +160,20 @@ async def _serve(manager: Manager, addresses: Http, history: HistoryRecorder | N
 
 
 async def _listen(tg: anyio.abc.TaskGroup, server: http.Server, flag: str) -> None:
+    await _listen_with(tg, functools.partial(http.serve_endpoint, server), server.address, flag)
+
+
+async def _listen_with(
+    tg: anyio.abc.TaskGroup, served: Callable[..., Awaitable[None]], address: str, flag: str
+) -> None:
     try:
-        await tg.start(http.serve_endpoint, server)
-    except OSError as err:
-        raise UserError(_cannot_listen(flag, server.address, err)) from None
+        await tg.start(served)
+    except BaseException as err:
+        # An endpoint with tasks of its own reports its listener's failure inside a group.
+        taken = _find(err, OSError)
+        if taken is None:
+            raise
+        raise UserError(_cannot_listen(flag, address, taken)) from None
 
 
 def _cannot_listen(flag: str, address: str, err: BaseException | None) -> str:

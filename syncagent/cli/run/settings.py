@@ -155,10 +155,18 @@ class Http:
         "--history-bind-address",
         default="0",
         metavar="HOST:PORT",
-        help="keep the ownership history of the objects the agent writes and serve it here, "
-        "read-only, plain HTTP (GET /history; syncagent blame --history reads it through the "
-        'API server\'s service proxy; docs/ownership.md §6); "0" keeps none (default 0; the '
-        "chart serves it on :8082)",
+        help="keep the ownership history of the objects the agent writes and serve it here as "
+        "the aggregated API history.syncagent.io/v1alpha1: HTTPS, only to the API server's front "
+        "proxy, each object only to callers who may get it (syncagent blame --history reads it; "
+        'docs/ownership.md §6); "0" keeps none (default 0; the chart serves it on :8082)',
+    )
+    history_cert_dir: str = flag(
+        "--history-cert-dir",
+        default="",
+        metavar="DIR",
+        help="tls.crt and tls.key the history port serves; the APIService's caBundle must "
+        "sign them (default: a self-signed pair made at start, which the API server will not "
+        "trust)",
     )
 
     @property

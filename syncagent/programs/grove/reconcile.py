@@ -14,8 +14,8 @@ from syncagent.programs import skeleton
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext
 from syncagent.programs.grove import scale, services
-from syncagent.programs.grove.reads import GroveLive, read_live, restart_values
 from syncagent.programs.grove.readiness import component_status, pcs_readiness
+from syncagent.programs.grove.reads import GroveLive, read_live, restart_values
 from syncagent.programs.grove.render import (
     clique_set_change,
     live_template_replicas,

@@ -1,74 +1,29 @@
 """Ownership history, the pure parts: transitions between two managedFields snapshots, the
-bounded log, the per-field timeline ``blame --history`` prints, and the agent's recorder."""
+bounded log, the per-field timeline ``blame --history`` prints, and the agent's recorder
+(tests/unit/controller/test_history_api.py: how it is served)."""
 
 from __future__ import annotations
 
 import copy
 import zlib
-from typing import Any
 
 import orjson
 import pytest
 
-from syncagent.controller.history import HistoryRecorder, routes
+from syncagent.controller.history import HistoryRecorder
 from syncagent.inspect import history as view
 from syncagent.kube import kinds
 from syncagent.runtime.cache import Change, ChangeType
-from syncagent.runtime.http import dispatch
 from syncagent.ssa.history import MAX_VALUE, Transition, from_doc, transition
 from syncagent.ssa.historylog import ENTRY_OVERHEAD, OBJECT_OVERHEAD, HistoryLog
-
-OURS = "syncagent/workloads"
-REPLICAS = {"f:spec": {"f:replicas": {}}}
-IMAGE = {"f:spec": {"f:template": {"f:spec": {"f:containers": {'k:{"name":"main"}': {}}}}}}
-
-
-def ours(name: str) -> bool:
-    return name.startswith("syncagent/")
-
-
-def entry(manager: str, fields: dict[str, Any], *, op: str = "Apply", sub: str = "") -> dict:
-    out = {"manager": manager, "operation": op, "apiVersion": "apps/v1", "fieldsV1": fields}
-    if sub:
-        out["subresource"] = sub
-    return out
-
-
-def deployment(replicas: int, *entries: dict, rv: str = "1", uid: str = "u1") -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": "web",
-            "namespace": "ns",
-            "uid": uid,
-            "resourceVersion": rv,
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-            "labels": {"team": "a"},
-            "managedFields": list(entries),
-        },
-        "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "main"}]}}},
-    }
-
-
-def merged(*sets: dict) -> dict:
-    out: dict = {}
-    for s in sets:
-        for k, v in s.items():
-            out[k] = merged(out.get(k, {}), v) if v else v
-    return out
-
-
-def scaled_away() -> tuple[dict, dict]:
-    """Our manager held replicas and the container; kubectl scale took replicas."""
-    old = deployment(2, entry(OURS, merged(REPLICAS, IMAGE)), rv="1")
-    new = deployment(
-        5,
-        entry(OURS, IMAGE),
-        entry("kubectl-scale", REPLICAS, op="Update", sub="scale"),
-        rv="2",
-    )
-    return old, new
+from tests.unit.support.managedfields import (
+    OURS,
+    REPLICAS,
+    deployment,
+    entry,
+    ours,
+    scaled_away,
+)
 
 
 def test_a_field_taken_by_another_writer_is_gained_and_lost_with_its_values() -> None:
@@ -189,7 +144,7 @@ def test_a_budget_below_one_transition_is_refused() -> None:
 
 def served(*transitions: Transition, start: float = 100.0, complete: float | None = None) -> dict:
     return {
-        "uid": "u1",
+        "object": {"group": "apps", "kind": "Deployment", "uid": "u1"},
         "start": start,
         "completeSince": start if complete is None else complete,
         "transitions": [t.to_doc() for t in transitions],
@@ -231,7 +186,7 @@ def test_where_the_history_begins() -> None:
     assert (trimmed.begins, trimmed.since) == ("trimmed", created + 50)
     assert "No field changed hands." in view.to_text(trimmed)
     # Another incarnation's history is not this object's.
-    other = {**served(flip(created + 60, "2", to_kubectl=True)), "uid": "someone-else"}
+    other = {**served(flip(created + 60, "2", to_kubectl=True)), "object": {"uid": "someone-else"}}
     assert view.report("d", live, other).fields == ()
 
 
@@ -239,7 +194,7 @@ def change(old: dict | None, new: dict | None, kind: ChangeType = ChangeType.MOD
     return Change(kind, "ns", "web", old, new)
 
 
-def test_the_recorder_keeps_changes_of_objects_we_write_and_serves_them() -> None:
+def test_the_recorder_keeps_changes_of_objects_we_write() -> None:
     recorder = HistoryRecorder(HistoryLog(start=5.0), clock=lambda: 42.0)
     handle = recorder.handler(kinds.DEPLOYMENT)
     old, new = scaled_away()
@@ -248,14 +203,9 @@ def test_the_recorder_keeps_changes_of_objects_we_write_and_serves_them() -> Non
     handle(change(new, None, ChangeType.DELETED))
     theirs = deployment(1, entry("helm", REPLICAS))
     handle(change(theirs, deployment(1, entry("kubectl-scale", REPLICAS, op="Update"))))
-    table = routes(recorder)
-    response, _ = dispatch(
-        "GET /history?group=apps&kind=Deployment&namespace=ns&name=web HTTP/1.1", table
-    )
-    doc = orjson.loads(response.body)
-    assert (response.status, doc["start"], doc["uid"]) == (200, 5.0, "u1")
-    assert [t["time"] for t in doc["transitions"]] == [42.0]
-    assert recorder.log.objects() == 1  # helm's object is not ours
-    bad, _ = dispatch("GET /history?group=apps&namespace=ns HTTP/1.1", table)
-    assert bad.status == 400
-    assert bad.body.startswith("history: give kind and name")
+    kept = recorder.log.get(("apps", "Deployment", "ns", "web"))
+    assert kept is not None
+    assert kept.uid == "u1"
+    assert [t["time"] for t in kept.transitions] == [42.0]
+    assert recorder.log.kept() == [("apps", "Deployment", "ns", "web")]  # helm's is not ours
+    assert recorder.resources[("apps", "Deployment")] == kinds.DEPLOYMENT
