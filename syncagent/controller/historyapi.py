@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.abc
 import orjson
-from lightkube import AsyncClient
+from httpx2 import AsyncClient
 
 from syncagent.controller.history import HistoryRecorder
 from syncagent.controller.historyaccess import Access, Target
