@@ -346,8 +346,8 @@ def test_deleting_a_graph_deletes_what_it_owned_and_nothing_else(control_plane, 
                 for k in leftovers()
             ]
             raise AssertionError(f"{err}; left: {detail}") from None
-        for kind, names in survivors.items():
-            assert names <= names(kube, kind, namespace), kind
+        for kind, kept in survivors.items():
+            assert kept <= names(kube, kind, namespace), kind
 
 
 def test_model_service_is_co_owned_and_left_by_each_owner(control_plane, kube, namespace):
