@@ -1,6 +1,6 @@
 """The EndpointSlice recorder of the e2e and chaos tiers cannot pass having listened to nothing.
 
-A tiny API server on loopback lists one ready endpoint behind a Service, then answers the
+The API server (``httpx2_mock``) lists one ready endpoint behind a Service, then answers the
 recorder's watch badly. Before, each of these runs read as "no gap": no violation, and the
 recorder's thread gone without a word (a 410 ``Status`` body raised ``KeyError: 'object'``).
 """
@@ -8,12 +8,13 @@ recorder's thread gone without a word (a 410 ``Status`` body raised ``KeyError: 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 
+import httpx2
 import orjson
 import pytest
 from lightkube import Client
+from pytest_httpx2 import HTTPXMock
 
 from tests.e2e.support.observe import SERVICE_NAME_LABEL, EndpointRecorder
 from tests.support.fakeapi import offline_config
@@ -44,45 +45,28 @@ GONE = {
     "code": 410,
 }
 
-Watch = Callable[[BaseHTTPRequestHandler], None]
+Watch = Callable[[httpx2.Request], httpx2.Response]
 
 
-def _serve(watch: Watch) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if "watch=" in self.path:
-                watch(self)
-            else:
-                _answer(self, 200, orjson.dumps(LISTING))
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    return Handler
-
-
-def _answer(handler: BaseHTTPRequestHandler, code: int, body: bytes) -> None:
-    handler.send_response(code)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
+def _answer(code: int, body: bytes) -> httpx2.Response:
+    return httpx2.Response(code, content=body, headers={"Content-Type": "application/json"})
 
 
 @pytest.fixture
-def api() -> Iterator[Callable[[Watch], Kube]]:
-    servers: list[ThreadingHTTPServer] = []
+def api(httpx2_mock: HTTPXMock) -> Callable[[Watch], Kube]:
+    """A Kube whose API server lists :data:`LISTING` and answers each watch with ``watch``
+    (the recorder's own lightkube client, its transport real, answered by ``httpx2_mock``)."""
 
     def start(watch: Watch) -> Kube:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _serve(watch))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return Kube(Client(config=offline_config(f"http://127.0.0.1:{server.server_address[1]}")))
+        def serve(request: httpx2.Request) -> httpx2.Response:
+            if "watch" in request.url.params:
+                return watch(request)
+            return _answer(200, orjson.dumps(LISTING))
 
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+        httpx2_mock.add_callback(serve, is_reusable=True)
+        return Kube(Client(config=offline_config()))
+
+    return start
 
 
 def _record(kube: Kube) -> EndpointRecorder:
@@ -92,19 +76,19 @@ def _record(kube: Kube) -> EndpointRecorder:
     return recorder
 
 
-def _event_then_error(handler: BaseHTTPRequestHandler) -> None:
-    _answer(handler, 200, orjson.dumps({"type": "ERROR", "object": GONE}) + b"\n")
+def _event_then_error(request: httpx2.Request) -> httpx2.Response:
+    return _answer(200, orjson.dumps({"type": "ERROR", "object": GONE}) + b"\n")
 
 
-def _malformed(handler: BaseHTTPRequestHandler) -> None:
-    _answer(handler, 200, b'{"type": "MODIFIED"}\n')
+def _malformed(request: httpx2.Request) -> httpx2.Response:
+    return _answer(200, b'{"type": "MODIFIED"}\n')
 
 
 @pytest.mark.parametrize(
     ("watch", "why"),
     [
-        (lambda h: _answer(h, 410, orjson.dumps(GONE)), "watch answered HTTP 410"),
-        (lambda h: _answer(h, 403, orjson.dumps({**GONE, "code": 403})), "HTTP 403"),
+        (lambda r: _answer(410, orjson.dumps(GONE)), "watch answered HTTP 410"),
+        (lambda r: _answer(403, orjson.dumps({**GONE, "code": 403})), "HTTP 403"),
         (_event_then_error, "watch ERROR event"),
         (_malformed, "KeyError"),
     ],
@@ -122,11 +106,9 @@ def test_a_recorder_that_stopped_listening_says_so(api, watch: Watch, why: str) 
 def test_a_recorder_that_saw_no_change_proves_nothing(api) -> None:
     stop = threading.Event()
 
-    def quiet(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.end_headers()
+    def quiet(request: httpx2.Request) -> httpx2.Response:
         stop.wait(0.5)  # a watch that delivers nothing before its server ends it
+        return _answer(200, b"")
 
     kube = api(quiet)
     with EndpointRecorder(kube, NS, [SERVICE]) as recorder:

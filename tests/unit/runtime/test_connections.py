@@ -1,6 +1,6 @@
 """The agent's pools (runtime/connections.py) against a local HTTP/1.1 server that holds every
 watch open: watches beyond the 100 connections of the request pool still start, and a request,
-a Lease read and a review are answered meanwhile. httpx_mock replaces the transport, pool and
+a Lease read and a review are answered meanwhile. httpx2_mock replaces the transport, pool and
 all, so it could not show a pool running out; the server here is a real socket."""
 
 from __future__ import annotations

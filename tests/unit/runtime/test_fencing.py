@@ -2,7 +2,7 @@
 states, and the check at each actual send, retries included.
 
 The send-time check lives in httpcore's ``trace`` extension, which a mock transport
-(``httpx_mock``, ``MockTransport``) replaces: those tests talk to a stdlib HTTP server on
+(``httpx2_mock``, ``MockTransport``) replaces: those tests talk to a stdlib HTTP server on
 loopback through the real connection path, and count what it received.
 """
 

@@ -1,5 +1,6 @@
-"""The per-request retry policy (syncagent.runtime.retry), through an httpx2 ``MockTransport``
-passed as the client's ``transport=``, and installed in the client the agent builds.
+"""The per-request retry policy (syncagent.runtime.retry): a ``RetryTransport`` around a real
+transport, and installed in the client the agent builds (``make_client``); ``httpx2_mock``
+answers what they send (through ``FakeApi``).
 
 What is retried follows client-go's rules for a request: 429 always (the server did not act),
 after ``Retry-After``; 5xx and broken connections only for requests safe to repeat.
@@ -13,11 +14,12 @@ import pytest
 from syncagent.rest.request import build
 from syncagent.rest.resource import Resource
 from syncagent.rest.transport import call
-from syncagent.runtime.client import http_for
+from syncagent.runtime.backoff import Backoff
+from syncagent.runtime.client import make_client
 from syncagent.runtime.fencing import NotLeader
 from syncagent.runtime.metrics import Metrics
-from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport, install
-from tests.support.fakeapi import BASE, FakeApi, offline_config
+from syncagent.runtime.retry import APPLY_PATCH, RetryPolicy, RetryTransport
+from tests.support.fakeapi import BASE, FakeApi
 
 PATH = "/api/v1/namespaces/ns/configmaps"
 
@@ -184,19 +186,32 @@ async def test_a_watch_is_retried_before_its_stream_starts():
     assert server.methods == ["GET"] * 3
 
 
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters: [{name: t, cluster: {server: "https://api.test"}}]
+users: [{name: u, user: {token: t0}}]
+contexts: [{name: t, context: {cluster: t, user: u}}]
+current-context: t
+"""
+
+
 @pytest.mark.anyio
-async def test_the_agents_client_retries_through_the_installed_transport():
-    """What the agent runs: the client ``http_for`` builds, with the retries ``make_client``
-    installs."""
-    http = http_for(offline_config(), timeout=httpx2.Timeout(5.0))
+async def test_the_agents_client_retries_through_the_installed_transport(tmp_path):
+    """What the agent runs: the client ``make_client`` builds from a kubeconfig, retries,
+    timing and metrics installed, its transport the real one."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
     metrics = Metrics()
-    install(http, metrics=metrics)
+    retry = RetryPolicy(backoff=Backoff(base=0.01, cap=0.01, jitter=0.0))
+    http = make_client(kubeconfig=kubeconfig, metrics=metrics, retry=retry)
     server = Server((429, {"Retry-After": "0"}), 503)
-    http._transport.inner = server.transport()
+    server.register()
     config_map = Resource.of("v1", "ConfigMap", "configmaps")
     got = await call(http, build(config_map, "get", namespace="ns", name="c"))
     assert got["metadata"]["name"] == "c"
     assert server.methods == ["GET"] * 3
+    assert {r.headers["Authorization"] for r in server.requests} == {"Bearer t0"}
     assert 'reason="429"' in metrics.render()
     assert 'reason="503"' in metrics.render()
     await http.aclose()

@@ -48,7 +48,7 @@ def test_classify(method, path, headers, verb, dry_run):
 
 @pytest.mark.anyio
 async def test_attached_counter_counts_every_request():
-    http = FakeApi(lambda request: httpx2.Response(200, json={})).http(base_url=BASE)
+    http = FakeApi(lambda request: httpx2.Response(200, json={})).client()
     counter = RequestCounter().attach(http)
     counter.attach(http)  # idempotent
     await http.get("/api/v1/namespaces/ns/configmaps/a")

@@ -16,7 +16,6 @@ from syncagent.ssa import ABSENT, ApplyOptions, ConflictError, Engine, Precondit
 from syncagent.ssa.certain import CREATE_ONLY
 from tests.support.fakeapi import FakeApi
 
-BASE = "https://k8s.test"
 PATH = "/api/v1/namespaces/ns/configmaps/"
 CONFLICT = {
     "kind": "Status",
@@ -121,7 +120,7 @@ def server():
 
 @pytest.fixture
 def engine(server):
-    return Engine(server.http(base_url=BASE))
+    return Engine(server.client())
 
 
 @pytest.mark.anyio

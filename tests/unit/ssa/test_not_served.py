@@ -1,8 +1,7 @@
 """The two kinds of 404: one object missing, or the whole kind no longer served.
 
-Only the classification of the API server's answers is checked here, on an httpx2
-``MockTransport``; that a write finding its kind gone re-routes graphs through a discovery
-refresh is proven against a real API server (tests/cluster/test_live_rediscovery.py).
+Only the classification of the API server's answers is checked here, on ``httpx2_mock``
+(``FakeApi``); that a write finding its kind gone re-routes graphs through a discovery refresh is proven against a real API server (tests/cluster/test_live_rediscovery.py).
 The bodies are the API server's: a missing object's Status names it in ``details``
 (apimachinery ``NewNotFound``); a path of a served group whose resource is gone answers the
 empty-details Status of ``NotFoundHandler``; a group no longer served answers plain text.
@@ -83,7 +82,7 @@ class Server(FakeApi):
 
 def _api(answer: httpx2.Response) -> tuple[KubeApi, Server, list[str]]:
     server = Server(answer)
-    http = server.http(base_url="http://x")
+    http = server.client()
     told: list[str] = []
     return KubeApi(http, on_not_served=lambda ref: told.append(ref.subject)), server, told
 
@@ -129,7 +128,7 @@ async def test_no_matches_for_kind_on_a_write_tells_a_lookup_does_not():
 
 async def test_the_engine_tells_of_an_apply_whose_kind_is_not_served():
     server = Server(httpx2.Response(200, json={}))
-    http = server.http(base_url="http://x")
+    http = server.client()
     told: list[str] = []
     engine = Engine(http, on_not_served=lambda ref: told.append(ref.subject))
     desired = {
