@@ -49,7 +49,8 @@ import orjson
 from syncagent.devcluster.controlplane import ControlPlane
 from tests.support import testlogs
 from tests.support.agent import kubeconfig_via
-from tests.support.faults import Threads, hard_close, reset
+from tests.support.faults import hard_close, reset
+from tests.support.threads import Threads
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}

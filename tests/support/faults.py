@@ -14,10 +14,9 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
-from collections.abc import Callable
 
-JOIN_DEADLINE = 10.0
+from tests.support.threads import Threads
+
 LINGER_RESET = b"\x01\x00\x00\x00\x00\x00\x00\x00"  # on, 0 s: close() sends a reset
 
 
@@ -116,36 +115,6 @@ class _Pair:
         with self._lock:
             self._running -= 1
             return self._running == 0
-
-
-class Threads:
-    """The threads a test helper starts, so that closing it can wait for every one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-
-    def start(self, target: Callable[..., object], *args: object) -> threading.Thread:
-        thread = threading.Thread(target=target, args=args, daemon=True)
-        with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
-        thread.start()
-        return thread
-
-    def join_all(self, owner: str, *, deadline: float = JOIN_DEADLINE) -> None:
-        """Wait for every thread; raise naming those still running after ``deadline`` s."""
-        end = time.monotonic() + deadline
-        while True:
-            with self._lock:
-                alive = [t for t in self._threads if t.is_alive()]
-            if not alive:
-                return
-            remaining = end - time.monotonic()
-            if remaining <= 0:
-                names = ", ".join(f"{t.name} ({getattr(t, '_target', None)!r})" for t in alive)
-                raise AssertionError(f"{owner}: threads still running after close(): {names}")
-            alive[0].join(timeout=remaining)
 
 
 def reset(s: socket.socket) -> None:

@@ -35,7 +35,8 @@ import orjson
 import yaml
 
 from syncagent.devcluster import ControlPlane
-from tests.support.faults import Threads, reset
+from tests.support.faults import reset
+from tests.support.threads import Threads
 
 _HOP_BY_HOP = {
     "connection",
