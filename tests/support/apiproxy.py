@@ -20,6 +20,10 @@ certificate, so the API server authorises and audits that identity. Between the 
   ones wait unanswered until :meth:`release_watches`, so the agent's cache of that kind lags
   while every other watch and request goes on (a watch reconnecting, in slow motion).
 
+A cut or :meth:`ApiProxy.close` only shuts sockets down, the agent's connection and the
+upstream response being relayed on it: that wakes the thread serving the connection, which
+closes them itself (see :mod:`tests.support.faults`); close() then waits for every thread.
+
 A run that keeps its logs (``$SYNCAGENT_TEST_LOGS``) also journals every request (when it came,
 what it asked, the fault, the answer, when it ended) beside the agents' logs.
 """
@@ -45,7 +49,8 @@ import orjson
 from syncagent.devcluster.controlplane import ControlPlane
 from tests.support import testlogs
 from tests.support.agent import kubeconfig_via
-from tests.support.faults import hard_close
+from tests.support.faults import hard_close, reset
+from tests.support.threads import Threads
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
@@ -159,6 +164,8 @@ class ApiProxy:
         self._held: dict[str, threading.Event] = {}  # resource -> set when released
         self._waiting: Counter[str] = Counter()  # held watch requests waiting, by resource
         self._conns: set[socket.socket] = set()
+        self._upstreams: dict[socket.socket, socket.socket] = {}  # conn -> response relayed
+        self._threads = Threads()
         self._closed = threading.Event()
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         tls.load_cert_chain(str(plane.pki.serving_cert), str(plane.pki.serving_key))
@@ -167,10 +174,9 @@ class ApiProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.kubeconfig: Path = kubeconfig_via(plane.kubeconfig, f"https://127.0.0.1:{self.port}")
-        self._thread = threading.Thread(target=self._accept, daemon=True)
 
     def __enter__(self) -> ApiProxy:
-        self._thread.start()
+        self._threads.start(self._accept)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -181,12 +187,11 @@ class ApiProxy:
         for resource in list(self._held):
             self.release_watches(resource)
         with contextlib.suppress(OSError):
-            self._listener.close()
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes accept(); close() would not
         with self._lock:
-            conns = list(self._conns)
-        for conn in conns:
-            hard_close(conn)
-        self._thread.join(timeout=10)
+            for conn in self._conns:
+                self._cut(conn)
+        self._threads.join_all(f"ApiProxy on port {self.port}")
         self.kubeconfig.unlink(missing_ok=True)
         if self._journal_file is not None:
             with self._lock:
@@ -209,9 +214,21 @@ class ApiProxy:
             watches = [c for c, r in self._watches.items() if resource in (None, r)]
             for conn in watches:
                 del self._watches[conn]
-        for conn in watches:
-            hard_close(conn)
+                self._cut(conn)
         return len(watches)
+
+    def _cut(self, conn: socket.socket) -> None:
+        """Reset ``conn`` and the upstream response relayed on it (under the lock: their
+        serving thread closes them only once they left ``_conns`` and ``_upstreams``)."""
+        reset(conn)
+        upstream = self._upstreams.get(conn)
+        if upstream is not None:
+            reset(upstream)
+
+    def _cut_if_open(self, conn: socket.socket) -> None:
+        with self._lock:
+            if conn in self._conns:
+                self._cut(conn)
 
     def hold_watches(self, resource: str) -> int:
         """Cut the open watches of ``resource`` and keep its new watch requests waiting,
@@ -240,12 +257,15 @@ class ApiProxy:
     # -- serving --------------------------------------------------------------------------
 
     def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                raw, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+        try:
+            while not self._closed.is_set():
+                try:
+                    raw, _ = self._listener.accept()
+                except OSError:
+                    return
+                self._threads.start(self._serve, raw)
+        finally:
+            self._listener.close()
 
     def _serve(self, raw: socket.socket) -> None:
         try:
@@ -255,6 +275,8 @@ class ApiProxy:
             return
         with self._lock:
             self._conns.add(conn)
+            if self._closed.is_set():
+                self._cut(conn)  # close() ran during the handshake
         # The admin's certificate would win over a token (the API server tries client
         # certificates first): a request with a token goes on a connection without one.
         admin, bare = self.plane._http(timeout=30.0), self._tokens_only()
@@ -299,6 +321,8 @@ class ApiProxy:
     def _handle(self, conn: socket.socket, request: Request, upstream: httpx2.Client) -> bool:
         """Answer one request; False when the connection must close."""
         self._wait_if_held(request)
+        if self._closed.is_set():
+            return False  # released by close(): nothing more to serve
         fault = self._pick_fault(request)
         if fault is not None:
             self._note(request, f"fault {fault}")
@@ -352,6 +376,7 @@ class ApiProxy:
         )
         response = upstream.send(upstream_request, stream=True)
         timer: threading.Timer | None = None
+        self._relaying(conn, response)
         try:
             refusal = b""
             if request.is_write:
@@ -363,7 +388,7 @@ class ApiProxy:
                 with self._lock:
                     self._watches[conn] = resource_of(request.path)
                 if cut_after is not None:
-                    timer = threading.Timer(cut_after, hard_close, args=(conn,))
+                    timer = threading.Timer(cut_after, self._cut_if_open, args=(conn,))
                     timer.start()
             self._note(request, f"-> {response.status_code}")
             send_head(conn, response)
@@ -381,9 +406,22 @@ class ApiProxy:
         finally:
             if timer is not None:
                 timer.cancel()
-            response.close()
+                timer.join()
             with self._lock:
                 self._watches.pop(conn, None)
+                self._upstreams.pop(conn, None)
+            response.close()
+
+    def _relaying(self, conn: socket.socket, response: httpx2.Response) -> None:
+        """Note the upstream socket of ``response``, so that a cut can wake its reader."""
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is None:
+            return
+        with self._lock:
+            self._upstreams[conn] = sock
+            if self._closed.is_set():  # close() swept before this response was noted
+                self._cut(conn)
 
     def _record(self, request: Request, status: int, refusal: bytes) -> None:
         manager = request.params.get("fieldManager", [""])[0]

@@ -11,13 +11,16 @@ matching request at once (the server acts on it) but keeps its answer back for a
 optionally holds every later request to a path (a Lease renewal stored at once but confirmed
 late, after which the leader is cut off from its Lease). Every request is journalled in
 :attr:`requests` with the monotonic time it arrived. :class:`~tests.support.faults.FaultProxy`
-cuts whole connections; this one picks requests, which TLS passthrough cannot see.
+cuts whole connections; this one picks requests, which TLS passthrough cannot see. :meth:`~HttpFaultProxy.close` shuts
+down the agent's connections and the upstream responses being relayed, which wakes the threads
+serving them (they close their own sockets), and waits for every thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import ssl
 import tempfile
 import threading
@@ -32,6 +35,8 @@ import orjson
 import yaml
 
 from syncagent.devcluster import ControlPlane
+from tests.support.faults import reset
+from tests.support.threads import Threads
 
 _HOP_BY_HOP = {
     "connection",
@@ -88,9 +93,12 @@ class HttpFaultProxy:
         self.requests: list[Arrival] = []
         self._delays: list[Delay] = []
         self.delayed: list[Arrival] = []  # the requests whose answers were delayed
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._conns: set[socket.socket] = set()  # the agent's connections
+        self._upstreams: dict[socket.socket, socket.socket] = {}  # conn -> response relayed
+        self._closing = False
+        self._threads = Threads()
+        self._server = _Server(("127.0.0.1", 0), _handler(self), threads=self._threads)
+        self._threads.start(self._server.serve_forever)
 
     def __enter__(self) -> HttpFaultProxy:
         return self
@@ -169,7 +177,32 @@ class HttpFaultProxy:
     def close(self) -> None:
         self.release()
         self._server.shutdown()
+        with self._lock:
+            self._closing = True
+            for conn in self._conns:
+                reset(conn)
+            for upstream in self._upstreams.values():
+                reset(upstream)
+        self._threads.join_all(f"HttpFaultProxy at {self.url}")
         self._server.server_close()
+
+    def serving(self, conn: socket.socket, *, upstream: socket.socket | None = None) -> None:
+        """Note a connection (and the upstream socket relayed on it) that close() must wake."""
+        with self._lock:
+            self._conns.add(conn)
+            if upstream is not None:
+                self._upstreams[conn] = upstream
+            if self._closing:  # close() has swept already: wake this one now
+                reset(conn)
+                if upstream is not None:
+                    reset(upstream)
+
+    def served(self, conn: socket.socket, *, upstream_only: bool = False) -> None:
+        """Forget what :meth:`serving` noted; its thread may close it now."""
+        with self._lock:
+            self._upstreams.pop(conn, None)
+            if not upstream_only:
+                self._conns.discard(conn)
 
     def rule_for(self, method: str, target: str) -> Rule | None:
         with self._lock:
@@ -183,6 +216,20 @@ class HttpFaultProxy:
         return httpx2.Client(base_url=self.upstream, verify=self._tls, timeout=timeout)
 
 
+class _Server(ThreadingHTTPServer):
+    """Serves each connection on a thread of ``threads`` (which close() waits for)."""
+
+    daemon_threads = True
+    block_on_close = False  # close() wakes and joins them itself, with a deadline
+
+    def __init__(self, address: tuple[str, int], handler: Any, *, threads: Threads) -> None:
+        super().__init__(address, handler)
+        self.threads = threads
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.threads.start(self.process_request_thread, request, client_address)
+
+
 def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, and chunked streaming of watches
@@ -190,8 +237,10 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
         def setup(self) -> None:
             super().setup()
             self.upstream = proxy.upstream_client()
+            proxy.serving(self.connection)
 
         def finish(self) -> None:
+            proxy.served(self.connection)
             self.upstream.close()
             super().finish()
 
@@ -221,14 +270,21 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
                 with self.upstream.stream(
                     self.command, self.path, headers=headers, content=body
                 ) as resp:
-                    if delay is None:
-                        self._stream(resp)
-                        return
-                    resp.read()  # the server has acted; only its answer waits
-                    proxy.end_delay(delay)
-                    self._send_whole(resp)
+                    proxy.serving(self.connection, upstream=_socket_of(resp))
+                    try:
+                        self._answer(resp, delay)
+                    finally:  # before the response closes its socket
+                        proxy.served(self.connection, upstream_only=True)
             except (OSError, httpx2.HTTPError):
                 self.close_connection = True
+
+        def _answer(self, resp: httpx2.Response, delay: Delay | None) -> None:
+            if delay is None:
+                self._stream(resp)
+                return
+            resp.read()  # the server has acted; only its answer waits
+            proxy.end_delay(delay)
+            self._send_whole(resp)
 
         def _stream(self, resp: httpx2.Response) -> None:
             self.send_response(resp.status_code)
@@ -283,3 +339,8 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
     return Handler
+
+
+def _socket_of(resp: httpx2.Response) -> socket.socket | None:
+    stream = resp.extensions.get("network_stream")
+    return stream.get_extra_info("socket") if stream is not None else None
