@@ -56,6 +56,8 @@ class FaultProxy:
         except OSError:
             hard_close(conn)
             return
+        # The 5 s bound the connect only: a quiet watch must not be dropped by the proxy.
+        upstream.settimeout(None)
         with self._lock:
             # A cut that ran while this connection was being opened must drop it too, or
             # it would live on (keep-alive) past the cut, unseen by cut's snapshot.
