@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from tests.cluster.support.grove import GROVE_AUTO, PCS, simulate_grove
+from tests.cluster.support.grove import GROVE_AUTO, PCS, grove_step
 from tests.support.agent import running_agent
 from tests.support.fake_ds import FakeDsController
-from tests.support.fake_workloads import DEADLINE, simulate_dcd_ready
+from tests.support.fake_workloads import DEADLINE
 from tests.support.graphs import (
     ENABLE_DS,
     ENABLE_GROVE,
@@ -20,7 +20,6 @@ from tests.support.kube import (
     DCD,
     DGD,
     DS,
-    Kube,
     condition,
     controller,
     events_for,
@@ -30,24 +29,13 @@ from tests.support.kube import (
 from tests.support.polling import eventually
 
 
-def _step(kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True):
-    def step() -> None:
-        if grove:
-            simulate_grove(kube, ns)
-        simulate_dcd_ready(kube, ns)
-        if fake is not None:
-            fake.sync()
-
-    return step
-
-
 def test_grove_pcs_readiness_scale_writes_and_clique_set_refusal(control_plane, kube, namespace):
     kube.create(ds_graph(namespace, "gm", grove_components()))
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
         eventually(
             lambda: ready_reason(kube, namespace, "gm") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace),
+            step=grove_step(kube, namespace),
             what="the Grove graph to be Ready",
         )
         pcs = kube.get(PCS, namespace, "gm")
@@ -114,7 +102,7 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
         eventually(
             lambda: ready_reason(kube, namespace, "cg") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace, grove=False),
+            step=grove_step(kube, namespace, grove=False),
             what="the Component graph to be Ready",
         )
     uids = {d["metadata"]["name"]: d["metadata"]["uid"] for d in kube.list(DCD, namespace)}
@@ -147,7 +135,7 @@ def test_component_graph_stays_when_grove_appears_until_its_annotation_changes(
                 and ready_reason(kube, namespace, "cg") == "all_resources_are_ready"
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace),
+            step=grove_step(kube, namespace),
             what="the DCDs deleted after the PCS is ready",
         )
         graph = kube.get(DGD, namespace, "cg")
@@ -161,7 +149,7 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, k
         eventually(
             lambda: ready_reason(kube, namespace, "gd") == "all_resources_are_ready",
             deadline=DEADLINE,
-            step=_step(kube, namespace),
+            step=grove_step(kube, namespace),
             what="the Grove graph to be Ready",
         )
         fake.ready = False
@@ -176,7 +164,7 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, k
                 and "gd-frontend" in names(kube, DCD, namespace)
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake=fake),
+            step=grove_step(kube, namespace, fake=fake),
             what="the DS and the frontend DCD",
         )
         assert kube.get(PCS, namespace, "gd") is not None
@@ -187,7 +175,7 @@ def test_grove_to_ds_removes_the_pcs_only_after_the_ds_is_ready(control_plane, k
                 and ready_reason(kube, namespace, "gd") == "all_resources_are_ready"
             ),
             deadline=DEADLINE,
-            step=_step(kube, namespace, fake=fake),
+            step=grove_step(kube, namespace, fake=fake),
             what="the PCS removed after the DS is ready",
         )
         eventually(

@@ -45,7 +45,7 @@ from tests.cluster import (
 )
 from tests.cluster.support import stale_reads
 from tests.cluster.support.chart_identity import token_kubeconfig
-from tests.cluster.support.grove import GROVE_AUTO
+from tests.cluster.support.grove import GROVE_AUTO, grove_step
 from tests.cluster.support.rights import (
     ANY_NAMESPACE,
     Right,
@@ -59,7 +59,7 @@ from tests.cluster.support.secure_metrics import scrape
 from tests.support import agent as agents
 from tests.support import figures
 from tests.support.agent import Agent, kubeconfig_via, running_agent
-from tests.support.graphs import ds_graph
+from tests.support.graphs import ds_graph, grove_components
 from tests.support.helm import Helm
 from tests.support.kube import TEST_TIMEOUT, Kube
 from tests.support.kubectl import Kubectl
@@ -124,8 +124,8 @@ ADMISSION_ONLY: dict[tuple[str, str, str], str] = {
 
 def _grove_single_clique_scaled(control_plane: ControlPlane, kube: Kube, namespace: str) -> None:
     """A Grove graph's single-node component scaled: a merge patch on its PodClique's scale."""
-    kube.create(ds_graph(namespace, "gs", test_grove_agent._grove_components()))
-    step = test_grove_agent._step(kube, namespace)
+    kube.create(ds_graph(namespace, "gs", grove_components()))
+    step = grove_step(kube, namespace)
     with running_agent(control_plane.kubeconfig, *GROVE_AUTO, namespace=namespace):
         eventually(
             lambda: kube.get("PodClique", namespace, "gs-0-frontend"),

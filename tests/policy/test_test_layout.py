@@ -12,6 +12,9 @@ UNIT = REPO / "tests" / "unit"
 # Beside the product's packages: tests of the test support itself, of packaging/, and support.
 NOT_PACKAGES = {"harness", "packaging", "support", "__pycache__"}
 IMPORTS_A_TEST = re.compile(r"^\s*(from|import)\s+tests(\.\w+)*\.test_\w+", re.M)
+# The recorded-rights run (tests/cluster/test_helm_rights.py) runs other modules' tests as its
+# scenarios, by name; a private helper of a test module is no scenario and may move.
+PRIVATE_OF_A_TEST = re.compile(r"\btest_\w+\._\w+")
 
 
 def _packages() -> set[str]:
@@ -45,3 +48,13 @@ def test_no_test_module_imports_another():
         f"{found[0]}: move what the tests share into a support module (tests/support/ or "
         "tests/<tier>/support/)"
     )
+
+
+def test_no_module_reaches_into_a_test_modules_private_helpers():
+    found = [
+        f"{path.relative_to(REPO)}: {match.group(0)}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        if path.name != "test_test_layout.py"
+        for match in PRIVATE_OF_A_TEST.finditer(path.read_text())
+    ]
+    assert found == [], f"{found[0]}: use the helper from a support module instead"

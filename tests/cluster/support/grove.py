@@ -4,12 +4,31 @@ it would write for every PodCliqueSet."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from tests.support.fake_ds import FakeDsController
+from tests.support.fake_workloads import simulate_dcd_ready
 from tests.support.kube import ApiFailure, Kube
 
 PCS = "PodCliqueSet"
 GROVE_AUTO = ("--capability", "grove=auto")
+
+
+def grove_step(
+    kube: Kube, ns: str, *, fake: FakeDsController | None = None, grove: bool = True
+) -> Callable[[], None]:
+    """The controllers this tier lacks, for ``eventually(step=...)``: Grove (unless ``grove`` is
+    False), DCD readiness, and the fake DisaggregatedSet controller when given."""
+
+    def step() -> None:
+        if grove:
+            simulate_grove(kube, ns)
+        simulate_dcd_ready(kube, ns)
+        if fake is not None:
+            fake.sync()
+
+    return step
 
 
 def simulate_grove(kube: Kube, ns: str) -> None:
