@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from syncagent.api.operatorconfig import LoadedConfig
+    from syncagent.render import Infrastructure
 
 HELP = (
     "upstream's OperatorConfiguration file (operator.config.dynamo.nvidia.com/v1alpha1, as the "
@@ -53,3 +54,16 @@ def offline_operator_config(path: str | None) -> LoadedConfig:
 def discovery_backend(flag: str | None, loaded: LoadedConfig) -> str:
     """``--discovery-backend`` when given, else the configuration's ``discovery.backend``."""
     return flag if flag is not None else loaded.config.discovery.backend
+
+
+def infrastructure_of(loaded: LoadedConfig) -> Infrastructure:
+    """The configuration's ``infrastructure`` addresses, as the renderer takes them."""
+    from syncagent.render import Infrastructure
+
+    infra = loaded.config.infrastructure
+    return Infrastructure(
+        nats_address=infra.nats_address,
+        etcd_address=infra.etcd_address,
+        model_express_url=infra.model_express_url,
+        prometheus_endpoint=infra.prometheus_endpoint,
+    )

@@ -14,7 +14,11 @@ from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.manifestfile import read_input, warn_unknown_fields
-from syncagent.cli.operatorconfigfile import discovery_backend, offline_operator_config
+from syncagent.cli.operatorconfigfile import (
+    discovery_backend,
+    infrastructure_of,
+    offline_operator_config,
+)
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
                 settings=settings,
                 programs=args.programs,
                 discovery_backend=backend,
+                infrastructure=infrastructure_of(operator_config),
                 input_client=user,
             )
         except PlanError as err:

@@ -20,7 +20,11 @@ import anyio.abc
 
 from syncagent.api.operatorconfig import LoadedConfig
 from syncagent.cli.errors import UserError
-from syncagent.cli.operatorconfigfile import discovery_backend, read_operator_config
+from syncagent.cli.operatorconfigfile import (
+    discovery_backend,
+    infrastructure_of,
+    read_operator_config,
+)
 from syncagent.cli.run.ownaccount import own_account
 from syncagent.cli.run.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, historyapi, setup
@@ -56,7 +60,7 @@ def default_lease_namespace() -> str:
 
 def serve(settings: AgentSettings, *, programs: Registry) -> int:
     """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
-    backend = _start(settings)
+    configured = _start(settings)
     try:
         capabilities = capability_overrides(settings.capability, declared=programs.capabilities())
         shard = shard_of(settings)
@@ -85,17 +89,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     except (ValueError, ClientConfigError) as err:
         raise UserError(str(err)) from None
     manager = Manager(client, options, metrics=default_metrics(), clients=clients)
-    controllers = ControllerSettings(
-        namespaces=tuple(settings.watches.namespaces),
-        concurrency=settings.watches.concurrency,
-        resync_period=settings.resync.period,
-        progress_interval=settings.status.progress_interval,
-        discovery_backend=backend,
-        fights=fights,
-        shard=shard,
-        check_namespace=_check_namespace(settings),
-        agent_account=own_account(settings.identity.service_account),
-    )
+    controllers = _controllers(settings, configured, fights=fights, shard=shard)
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
     setup(manager, client, controllers, programs=programs, history=history)
     # Flooding connections hold descriptors until the header deadline closes them.
@@ -116,11 +110,27 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     return 0
 
 
-def _start(settings: AgentSettings) -> str:
-    """Logging on, the operator configuration read; the default discovery backend."""
+def _start(settings: AgentSettings) -> LoadedConfig:
+    """Logging on, then the operator configuration (read before anything connects)."""
     configure_logging(level=settings.logging.level)
-    operator_config = startup_operator_config(settings.operator_config.path)
-    return discovery_backend(settings.discovery.backend, operator_config)
+    return startup_operator_config(settings.operator_config.path)
+
+
+def _controllers(
+    settings: AgentSettings, configured: LoadedConfig, *, fights: FightPolicy, shard: ShardSettings
+) -> ControllerSettings:
+    return ControllerSettings(
+        namespaces=tuple(settings.watches.namespaces),
+        concurrency=settings.watches.concurrency,
+        resync_period=settings.resync.period,
+        progress_interval=settings.status.progress_interval,
+        discovery_backend=discovery_backend(settings.discovery.backend, configured),
+        infrastructure=infrastructure_of(configured),
+        fights=fights,
+        shard=shard,
+        check_namespace=_check_namespace(settings),
+        agent_account=own_account(settings.identity.service_account),
+    )
 
 
 def startup_operator_config(path: str | None) -> LoadedConfig:

@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from syncagent.cli.main import main
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.cli.run.agent import startup_operator_config
+from tests.support.graphs import frontend, worker
 
 VALID = {
     "apiVersion": "operator.config.dynamo.nvidia.com/v1alpha1",
@@ -112,3 +114,64 @@ def test_the_agent_without_a_file_logs_nothing(caplog):
         loaded = startup_operator_config(None)
     assert loaded.config.gpu.discovery_enabled is True
     assert [r for r in caplog.records if r.name == "syncagent.cli.run.agent"] == []
+
+
+INFRASTRUCTURE = {
+    "natsAddress": "nats://nats.dynamo:4222",
+    "etcdAddress": "http://etcd.dynamo:2379",
+    "modelExpressURL": "http://model-express.dynamo:8080",
+    "prometheusEndpoint": "http://prometheus.monitoring:9090",
+}
+STANDARD = {
+    "NATS_SERVER": "nats://nats.dynamo:4222",
+    "ETCD_ENDPOINTS": "http://etcd.dynamo:2379",
+    "MODEL_EXPRESS_URL": "http://model-express.dynamo:8080",
+    "PROMETHEUS_ENDPOINT": "http://prometheus.monitoring:9090",
+}
+
+
+def pod_mains(value):
+    """Every ``main`` container of a pod template anywhere in ``value``."""
+    if isinstance(value, dict):
+        for c in value.get("containers") or []:
+            if isinstance(c, dict) and c.get("name") == "main":
+                yield c
+        for child in value.values():
+            yield from pod_mains(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from pod_mains(child)
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS.names))
+def test_every_pathway_gives_every_main_container_the_standard_environment(
+    tmp_path, capsys, program
+):
+    components = [frontend(), worker("decode", "decode"), worker("prefill", "prefill")]
+    path = tmp_path / "g.yaml"
+    body = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g"},
+        "spec": {"components": components},
+    }
+    path.write_text(yaml.safe_dump(body))
+    cfg = config(tmp_path, infrastructure=INFRASTRUCTURE)
+    args = ["render", "-f", str(path), "-o", "json", "--program", program]
+    assert main([*args, "--operator-config", cfg]) == 0
+    items = json.loads(capsys.readouterr().out)
+    # the DCDs carry the graph's spec; the pods their workloads render get the environment
+    mains = [
+        m
+        for i in items
+        if i["object"]["kind"] != "DynamoComponentDeployment"
+        for m in pod_mains(i["object"])
+    ]
+    assert len(mains) >= 3
+    for container in mains:
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert {k: env.get(k) for k in STANDARD} == STANDARD
+    assert main(args) == 0  # without the file: none of them
+    items = json.loads(capsys.readouterr().out)
+    for container in [m for i in items for m in pod_mains(i["object"])]:
+        assert not set(STANDARD) & {e["name"] for e in container.get("env") or []}
