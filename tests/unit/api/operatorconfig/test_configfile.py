@@ -68,3 +68,12 @@ def test_without_mpi_and_roles_a_file_is_refused_as_upstream_refuses_it() -> Non
         load_operator_config("{}", source="f")
     with pytest.raises(OperatorConfigError, match="f: expected a mapping"):
         load_operator_config("- 1\n", source="f")
+
+
+def test_the_infrastructure_addresses_are_used_not_named() -> None:
+    body = (
+        VALID + "infrastructure: {natsAddress: 'nats://n:4222', prometheusEndpoint: 'http://p'}\n"
+    )
+    loaded = load_operator_config(body, source="c")
+    assert not [p for p in loaded.ignored if p.startswith("infrastructure.")]
+    assert loaded.config.infrastructure.nats_address == "nats://n:4222"
