@@ -37,7 +37,7 @@ from syncagent.programs.workload import (
     finished_component_events,
 )
 from syncagent.programs.writes import Writer
-from syncagent.render import AgentAccount
+from syncagent.render import AgentAccount, Infrastructure
 from syncagent.runtime.cache import split_key
 from syncagent.runtime.events import EventRecorder, ObjectRef
 from syncagent.runtime.latency import ChangeLatency
@@ -72,6 +72,9 @@ class Reconcilers:
     metrics: Metrics | None = None
     discovery_backend: str = "kubernetes"
     agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
+    infrastructure: Infrastructure = field(
+        default_factory=Infrastructure
+    )  # the operator configuration's addresses
     fights: Fights | None = None  # the fight detector (None: conflicts are always forced)
     programs: Registry = field(kw_only=True)  # the composition root's
     latency: ChangeLatency | None = None  # graph change -> status write (runtime/latency.py)
@@ -145,6 +148,7 @@ class Reconcilers:
             writer=writer,
             discovery_backend=self.discovery_backend,
             agent_account=self.agent_account,
+            infrastructure=self.infrastructure,
             programs=self.programs,
             checks=self.checks,
         )
@@ -224,6 +228,7 @@ class Reconcilers:
             writer=writer,
             discovery_backend=self.discovery_backend,
             agent_account=self.agent_account,
+            infrastructure=self.infrastructure,
             checks=self.checks,
         )
         outcome = await WorkloadProgram().reconcile(ctx)

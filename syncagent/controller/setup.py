@@ -24,7 +24,7 @@ from syncagent.programs.program import Requeue, Watched, WatchFn
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import CacheStore
 from syncagent.programs.writemetrics import ApplyMetrics, FightMetrics
-from syncagent.render import AgentAccount
+from syncagent.render import AgentAccount, Infrastructure
 from syncagent.rest.resource import Resource
 from syncagent.runtime.backoff import Backoff
 from syncagent.runtime.cache import (
@@ -76,6 +76,9 @@ class ControllerSettings:
     progress_interval: float = PROGRESS_INTERVAL  # graph status progress (docs/lifecycle.md §1)
     discovery_backend: str = "kubernetes"
     agent_account: AgentAccount | None = None  # the agent's own ServiceAccount, when known
+    infrastructure: Infrastructure = field(
+        default_factory=Infrastructure
+    )  # the operator configuration's addresses
     fights: FightPolicy | None = None
     shard: ShardSettings = field(default_factory=ShardSettings)  # whose graphs (runtime/shard.py)
     # Where the start-up check of the create-only write dry-runs its ConfigMap (ssa/createcheck.py)
@@ -214,6 +217,7 @@ def _reconcilers(
         metrics=manager.metrics,
         discovery_backend=settings.discovery_backend,
         agent_account=settings.agent_account,
+        infrastructure=settings.infrastructure,
         fights=Fights(
             FightDetector(settings.fights),
             recorder=manager.events,

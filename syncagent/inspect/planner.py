@@ -35,6 +35,7 @@ from syncagent.programs.workload import (
     finished_component_events,
 )
 from syncagent.programs.writes import Writer
+from syncagent.render import NO_INFRASTRUCTURE, Infrastructure
 from syncagent.runtime.discovery import served_resources
 from syncagent.ssa import (
     ApiError,
@@ -93,6 +94,9 @@ class PlanRun:
     status_writes: list[StatusWrite] = field(default_factory=list)
     events: list[PlannedEvent] = field(default_factory=list)
     checks: LiveChecks = field(default_factory=LiveChecks)  # schema checks, remembered
+    infrastructure: Infrastructure = field(
+        default_factory=Infrastructure
+    )  # the operator configuration's addresses
 
 
 async def capabilities_of(
@@ -143,6 +147,7 @@ async def plan_documents(
     discovery_backend: str = "kubernetes",
     counter: RequestCounter | None = None,
     input_client: AsyncClient | None = None,
+    infrastructure: Infrastructure = NO_INFRASTRUCTURE,
 ) -> PlanRun:
     """Plan every DGD / DCD document: what the agent would do, from dry runs only.
 
@@ -152,7 +157,7 @@ async def plan_documents(
     applier = PlanApplier(Engine(client, counter=counter))
     caps = await capabilities_of(client, settings, programs=programs)
     user = applier if input_client is None else PlanApplier(Engine(input_client))
-    run = PlanRun(applier, programs)
+    run = PlanRun(applier, programs, infrastructure=infrastructure)
     return await _plan(run, docs, namespace, caps, discovery_backend, user)
 
 
@@ -278,6 +283,7 @@ async def _plan_graph(
         discovery_backend=backend,
         programs=run.programs,
         checks=run.checks,
+        infrastructure=run.infrastructure,
     )
     outcome = await run_graph(ctx)
     problem = _graph_problem(outcome.status)
@@ -303,6 +309,7 @@ async def _plan_component(
         writer=writer,
         discovery_backend=backend,
         checks=run.checks,
+        infrastructure=run.infrastructure,
     )
     outcome = await WorkloadProgram().reconcile(ctx)
     cond = status.find(outcome.status.get("conditions"), status.AVAILABLE) or {}

@@ -23,7 +23,7 @@ from syncagent.programs.base import NORMAL, WARNING, ProgramResult, QueuedEvent
 from syncagent.programs.capabilities import Capabilities
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import Writer
-from syncagent.render import AgentAccount
+from syncagent.render import AgentAccount, Infrastructure
 from syncagent.ssa import PreconditionError, SsaError
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ class GraphContext:
     writer: Writer
     discovery_backend: str = "kubernetes"
     agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
+    infrastructure: Infrastructure = field(
+        default_factory=Infrastructure
+    )  # the operator configuration's addresses
     now: str = field(default_factory=status.now_rfc3339)
     # The programs this agent runs: the composition root's registry, passed down.
     programs: Registry = field(kw_only=True)

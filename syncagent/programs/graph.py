@@ -27,7 +27,7 @@ from syncagent.programs.program import Route
 from syncagent.programs.registry import Registry
 from syncagent.programs.view import Obj, Store
 from syncagent.programs.writes import RefusedError, Writer
-from syncagent.render import AgentAccount, RenderError
+from syncagent.render import NO_INFRASTRUCTURE, AgentAccount, Infrastructure, RenderError
 from syncagent.ssa import SsaError
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ def graph_context(
     programs: Registry,
     agent_account: AgentAccount | None = None,
     checks: LiveChecks | None = None,
+    infrastructure: Infrastructure = NO_INFRASTRUCTURE,
 ) -> GraphContext:
     """The routed context of one reconcile of ``graph`` (as read at its start); ``checks``:
     the caller's remembered schema checks (None: a fresh set)."""
@@ -56,6 +57,7 @@ def graph_context(
         writer=writer,
         discovery_backend=discovery_backend,
         agent_account=agent_account,
+        infrastructure=infrastructure,
         programs=programs,
         checks=LiveChecks() if checks is None else checks,
     )

@@ -142,6 +142,7 @@ def start(ctx: GraphContext) -> Turn:
         discovery_backend=ctx.discovery_backend,
         checkpoints=checkpoints.ready,
         agent_account=ctx.agent_account,
+        infrastructure=ctx.infrastructure,
     )
     return Turn(ctx, checkpoints, env)
 

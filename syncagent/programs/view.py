@@ -17,7 +17,13 @@ import orjson
 from syncagent.api.checkpoint import checkpoint_ready
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
-from syncagent.render import AgentAccount, Environment, PullSecret
+from syncagent.render import (
+    NO_INFRASTRUCTURE,
+    AgentAccount,
+    Environment,
+    Infrastructure,
+    PullSecret,
+)
 from syncagent.render.pullsecrets import registry_hosts
 
 Obj = dict[str, Any]
@@ -114,6 +120,7 @@ def environment(
     discovery_backend: str,
     checkpoints: Mapping[str, bool] | None = None,
     agent_account: AgentAccount | None = None,
+    infrastructure: Infrastructure = NO_INFRASTRUCTURE,
 ) -> Environment:
     secrets = [pull_secret(s) for s in store.list("Secret", namespace)]
     accounts = sorted(
@@ -126,6 +133,7 @@ def environment(
         component_pod_service_accounts=tuple(accounts),
         checkpoint_ready=dict(checkpoints or {}),
         agent_account=agent_account,
+        infrastructure=infrastructure,
     )
 
 

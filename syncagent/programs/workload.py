@@ -36,6 +36,7 @@ from syncagent.render import (
     AgentAccount,
     ComponentSource,
     Environment,
+    Infrastructure,
     Rendered,
     RenderError,
     component_selector,
@@ -72,6 +73,9 @@ class ComponentContext:
     writer: Writer
     discovery_backend: str = "kubernetes"
     agent_account: AgentAccount | None = None  # no pod may run as it (render/podtemplate.py)
+    infrastructure: Infrastructure = field(
+        default_factory=Infrastructure
+    )  # the operator configuration's addresses
     now: str = field(default_factory=status.now_rfc3339)
     # The agent's (or plan's) remembered schema checks, owned where it is put together.
     checks: LiveChecks = field(default_factory=LiveChecks, kw_only=True)
@@ -206,6 +210,7 @@ class WorkloadProgram:
             discovery_backend=ctx.discovery_backend,
             checkpoints=checkpoints,
             agent_account=ctx.agent_account,
+            infrastructure=ctx.infrastructure,
         )
 
     def _legacy(self, ctx: ComponentContext, source: ComponentSource) -> bool:

@@ -50,9 +50,11 @@ from syncagent.render.dcd import (
 from syncagent.render.deployment import deployment
 from syncagent.render.identity import discovery_identity
 from syncagent.render.inputs import (
+    NO_INFRASTRUCTURE,
     AgentAccount,
     ComponentSource,
     Environment,
+    Infrastructure,
     PullSecret,
     is_legacy_worker,
     workload_type,
@@ -63,12 +65,14 @@ from syncagent.render.podtemplate import pod_template
 from syncagent.render.services import component_selector, component_service, model_service
 
 __all__ = [
+    "NO_INFRASTRUCTURE",
     "PLACEHOLDER_UID",
     "AgentAccount",
     "ComponentObjects",
     "ComponentSource",
     "Environment",
     "GraphLive",
+    "Infrastructure",
     "OwnerRef",
     "PullSecret",
     "RenderError",

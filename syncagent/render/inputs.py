@@ -41,6 +41,30 @@ class PullSecret:
 
 
 @dataclass(frozen=True, slots=True)
+class Infrastructure:
+    """The operator configuration's ``infrastructure`` addresses (docs/operatorconfig.md):
+    every ``main`` container is told them, as upstream's ``AddStandardEnvVars`` tells it."""
+
+    nats_address: str = ""
+    etcd_address: str = ""
+    model_express_url: str = ""
+    prometheus_endpoint: str = ""
+
+    def standard_env(self) -> list[dict[str, Any]]:
+        """The variables of the addresses that are set, in upstream's order."""
+        named = (
+            ("NATS_SERVER", self.nats_address),
+            ("ETCD_ENDPOINTS", self.etcd_address),
+            ("MODEL_EXPRESS_URL", self.model_express_url),
+            ("PROMETHEUS_ENDPOINT", self.prometheus_endpoint),
+        )
+        return [{"name": name, "value": value} for name, value in named if value]
+
+
+NO_INFRASTRUCTURE = Infrastructure()
+
+
+@dataclass(frozen=True, slots=True)
 class Environment:
     """Namespace-level facts. The defaults describe an empty namespace (offline render)."""
 
@@ -52,6 +76,8 @@ class Environment:
     checkpoint_ready: Mapping[str, bool] = field(default_factory=dict)
     # The agent's own ServiceAccount (None: unknown, as offline)
     agent_account: AgentAccount | None = None
+    # The operator configuration's addresses (none by default, as upstream's defaults)
+    infrastructure: Infrastructure = NO_INFRASTRUCTURE
 
 
 @dataclass(frozen=True, slots=True)

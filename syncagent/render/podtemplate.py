@@ -19,11 +19,13 @@ from syncagent.render.containers import (
     add_probed_ports,
     apply_main_defaults,
     main_defaults,
+    merge_env,
 )
 from syncagent.render.inputs import (
     AgentAccount,
     ComponentSource,
     Environment,
+    Infrastructure,
     discovery_backend,
     discovery_on,
     workload_type,
@@ -121,6 +123,7 @@ def pod_template(
         )
     )
     main = apply_main_defaults(containers[index], defaults)
+    _standard_env(main, env.infrastructure)
     _check_mounts(main)
     backend.update_container(main, launch)
     add_probed_ports(main, defaults)
@@ -144,6 +147,14 @@ def pod_template(
     if annotations:
         metadata["annotations"] = annotations
     return {"metadata": metadata, "spec": spec}
+
+
+def _standard_env(main: dict[str, Any], infrastructure: Infrastructure) -> None:
+    # Upstream merges these under everything the container already says (defaults and the
+    # user's own), so a variable the user sets keeps the user's value.
+    standard = infrastructure.standard_env()
+    if standard:
+        main["env"] = merge_env(standard, main.get("env") or [])
 
 
 def _check_mounts(main: dict[str, Any]) -> None:

@@ -80,7 +80,8 @@ def test_default_flags() -> None:
     assert flag_values(args, "namespace") == []
     # every capability the pathways declare, in the registry's order, left to discovery
     assert flag_values(args, "capability") == [f"{c.name}=auto" for c in PROGRAMS.capabilities()]
-    assert flag_values(args, "discovery-backend") == ["kubernetes"]
+    # no backend forced: the operator configuration's (upstream's default: kubernetes)
+    assert flag_values(args, "discovery-backend") == []
     # the chart installs the agent with its own default, stated in one place
     assert flag_values(args, "concurrency") == [str(DEFAULT_CONCURRENCY)]
     assert flag_values(args, "log-level") == ["info"]
@@ -234,7 +235,7 @@ def test_the_agent_accepts_the_flags_the_chart_builds(values: dict[str, Any]) ->
     assert capability_overrides(parsed.capability, declared=declared) == {
         c.name: Setting(str(want["capabilities"].get(c.name, "auto")).lower()) for c in declared
     }
-    assert parsed.discovery_backend == want["discoveryBackend"]
+    assert parsed.discovery_backend == (want["discoveryBackend"] or None)
     assert parsed.leader_elect is want["leaderElection"]["enabled"]
     if parsed.leader_elect:
         assert parsed.leader_election_id == want["leaderElection"]["leaseName"]

@@ -8,7 +8,10 @@ round writes nothing. Ours is ``syncagent render -o json --program P``. Graphs: 
 graph (``dgd-examples/``, ``upstream/``) and N generated ones (hypothesis; N =
 ``$SYNCAGENT_DIFF_EXAMPLES``, default 200), each on the Component and Grove pathways and, when
 eligible, on the DisaggregatedSet pathway, whose roles compare with the LeaderWorkerSets upstream
-renders for the same components. Upstream's objects are edited by exactly the deliberate
+renders for the same components. Under two operator configurations (diff_configs.py): upstream's
+defaults, and a production-shaped one given to both sides (every reference graph, and
+``$SYNCAGENT_DIFF_PRODUCTION_EXAMPLES`` generated ones, default 48: the second lane's time is
+kept small). Upstream's objects are edited by exactly the deliberate
 differences of docs/parity.md that name ``diff/...`` cases; anything else that differs fails,
 listed with its path, upstream's value and ours.
 """
@@ -27,6 +30,7 @@ from hypothesis import strategies as st
 from syncagent.ssa.api import KubeApi
 from tests.parity.support import diff_graphs
 from tests.parity.support.diff_cases import cases_for, reference_cases
+from tests.parity.support.diff_configs import DEFAULT, PRODUCTION
 from tests.parity.support.diff_report import failure_message, stale_differences
 from tests.parity.support.diff_run import CaseResult, DiffCase, ServerStore, run_cases
 from tests.parity.support.differential import Pathway
@@ -40,6 +44,7 @@ from tests.parity.support.upstream_harness import BuildReport, ensure_harness
 from tests.support.parity_differences import Difference, parse_differences
 
 EXAMPLES = int(os.environ.get("SYNCAGENT_DIFF_EXAMPLES") or 200)
+PRODUCTION_EXAMPLES = int(os.environ.get("SYNCAGENT_DIFF_PRODUCTION_EXAMPLES") or 48)
 # A run's seed: given, to reproduce a failing run, or drawn and printed with any failure.
 SEED = int(os.environ.get("SYNCAGENT_DIFF_SEED") or random.randrange(2**32))
 
@@ -71,13 +76,18 @@ async def reference_results(store: ServerStore) -> dict[str, CaseResult]:
     """All reference cases in one batch, run by the first test that asks (its namespace hosts
     every dry run; nothing is persisted)."""
     if not _REFERENCE_RESULTS:
-        results = await run_cases(harness().binary, reference_cases(), differences(), store)
+        cases = [*reference_cases(), *reference_cases(PRODUCTION)]
+        results = await run_cases(harness().binary, cases, differences(), store)
         _REFERENCE_RESULTS.update({r.case.id: r for r in results})
     return _REFERENCE_RESULTS
 
 
 def _reference_params() -> list[Any]:
-    ids = [] if missing_reference() else [c.id for c in reference_cases()]
+    ids = (
+        []
+        if missing_reference()
+        else [c.id for c in [*reference_cases(), *reference_cases(PRODUCTION)]]
+    )
     return params_or_missing(ids, ids)
 
 
@@ -104,7 +114,7 @@ def _backend(case: DiffCase) -> str:
 # -- generated graphs -------------------------------------------------------------------------
 
 
-def generated_cases(count: int, run_seed: int) -> list[DiffCase]:
+def generated_cases(count: int, run_seed: int, config: str = DEFAULT) -> list[DiffCase]:
     """``count`` graphs drawn by hypothesis, the same number of each shape (backend x
     topology), each on all its pathways. One hypothesis run per shape, seeded from the run's
     seed: the same seed draws the same graphs."""
@@ -114,7 +124,7 @@ def generated_cases(count: int, run_seed: int) -> list[DiffCase]:
         _draw_shape(shape, per_shape, run_seed + number, drawn)
     cases = []
     for index, (graph, backend) in enumerate(drawn):
-        cases += cases_for(f"generated/{index}", [graph], f"gen-{index}", backend)
+        cases += cases_for(f"generated/{index}", [graph], f"gen-{index}", backend, config=config)
     return cases
 
 
@@ -144,7 +154,26 @@ async def test_generated_graphs_render_as_upstream_does(store: ServerStore) -> N
     """``SYNCAGENT_DIFF_EXAMPLES`` graphs (default 200) covering every backend x topology and
     every pathway; the failure lists every divergence, grouped, then each failing graph's YAML
     with the run's seed (``SYNCAGENT_DIFF_SEED``) to draw the same graphs again."""
-    cases = generated_cases(EXAMPLES, SEED)
+    listed = differences()
+    results = await _generated_results(store, EXAMPLES, DEFAULT, listed)
+    stale = stale_differences(listed, results)
+    assert not stale, f"docs/parity.md lists differences no diff case shows: {stale}"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(600 + 10 * PRODUCTION_EXAMPLES)
+async def test_generated_graphs_render_as_upstream_does_under_production(
+    store: ServerStore,
+) -> None:
+    """The production-shaped configuration (diff_configs.PRODUCTION) on fewer generated graphs
+    (``SYNCAGENT_DIFF_PRODUCTION_EXAMPLES``), still every backend x topology and pathway."""
+    await _generated_results(store, PRODUCTION_EXAMPLES, PRODUCTION, differences())
+
+
+async def _generated_results(
+    store: ServerStore, count: int, config: str, listed: list[Difference]
+) -> list[CaseResult]:
+    cases = generated_cases(count, SEED, config)
     covered = {(c.pathway, _backend(c), _multinode(c)) for c in cases}
     wanted = {
         (p, b, m)
@@ -154,12 +183,10 @@ async def test_generated_graphs_render_as_upstream_does(store: ServerStore) -> N
         if p is not Pathway.DISAGGREGATEDSET or m
     }
     assert wanted <= covered, f"seed {SEED}: graphs cover no {sorted(wanted - covered)}"
-    listed = differences()
     results = await run_cases(harness().binary, cases, listed, store)
     failed = [r for r in results if r.error or r.divergences]
     assert not failed, failure_message(failed, seed=SEED, total=len(results))
-    stale = stale_differences(listed, results)
-    assert not stale, f"docs/parity.md lists differences no diff case shows: {stale}"
+    return results
 
 
 def _multinode(case: DiffCase) -> bool:

@@ -32,6 +32,10 @@ spec:
     metadata:
       annotations:
         kubectl.kubernetes.io/default-container: agent
+        {{- if and $root.Values.operatorConfig.config (not $root.Values.operatorConfig.existingConfigMap) }}
+        # The agent reads the file once at start: a changed configuration rolls the pods.
+        syncagent.io/operator-config-checksum: {{ toYaml $root.Values.operatorConfig.config | sha256sum | trunc 16 }}
+        {{- end }}
         {{- with $root.Values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -118,6 +122,12 @@ spec:
               mountPath: /etc/syncagent/metrics-tls
               readOnly: true
             {{- end }}
+            {{- if include "syncagent.operatorConfigMap" $root }}
+            # Upstream's OperatorConfiguration (--operator-config).
+            - name: operator-config
+              mountPath: /etc/syncagent/operator-config
+              readOnly: true
+            {{- end }}
             {{- if $root.Values.history.enabled }}
             # The history port's serving pair (the APIService's caBundle signs it).
             - name: history-tls
@@ -137,6 +147,13 @@ spec:
             items:
               - {key: tls.crt, path: tls.crt}
               - {key: tls.key, path: tls.key}
+        {{- end }}
+        {{- with include "syncagent.operatorConfigMap" $root }}
+        - name: operator-config
+          configMap:
+            name: {{ . }}
+            items:
+              - {key: {{ $root.Values.operatorConfig.key }}, path: {{ $root.Values.operatorConfig.key }}}
         {{- end }}
         {{- if $root.Values.history.enabled }}
         - name: history-tls

@@ -92,7 +92,12 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 {{- range (include "syncagent.capabilitySettings" . | splitList "\n") }}
 - --capability={{ . }}
 {{- end }}
-- --discovery-backend={{ .Values.discoveryBackend }}
+{{- with .Values.discoveryBackend }}
+- --discovery-backend={{ . }}
+{{- end }}
+{{- if include "syncagent.operatorConfigMap" . }}
+- --operator-config=/etc/syncagent/operator-config/{{ .Values.operatorConfig.key }}
+{{- end }}
 - --service-account={{ .Release.Namespace }}/{{ include "syncagent.serviceAccountName" . }}
 - --metrics-bind-address=:{{ .Values.metrics.port }}
 {{- if .Values.metrics.secure }}
@@ -184,6 +189,15 @@ line, in its order; one the values leave out is auto (discovery decides). */}}
 {{- if and .Values.history.enabled (has (int .Values.history.port) (list (int .Values.metrics.port) (int .Values.health.port))) }}
 {{- fail "history.port: must differ from metrics.port and health.port" }}
 {{- end }}
+{{- end }}
+
+{{/* The ConfigMap holding the operator configuration: the named one, the chart's, or none. */}}
+{{- define "syncagent.operatorConfigMap" -}}
+{{- if .Values.operatorConfig.existingConfigMap -}}
+{{- .Values.operatorConfig.existingConfigMap -}}
+{{- else if .Values.operatorConfig.config -}}
+{{- include "syncagent.suffixed" (list . "operator-config") -}}
+{{- end -}}
 {{- end }}
 
 {{/* The Secret holding the history port's serving pair: the user's, or the one the chart makes. */}}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument, add_connection_arguments
 from syncagent.cli.lazy import lazy
+from syncagent.cli.operatorconfigfile import add_operator_config_argument
 
 if TYPE_CHECKING:
     from syncagent.programs.registry import Registry
@@ -38,8 +39,10 @@ def register(subparsers: Any, programs: Registry) -> None:
     parser.add_argument(
         "--discovery-backend",
         choices=("kubernetes", "etcd"),
-        default="kubernetes",
-        help="the agent's --discovery-backend (default kubernetes)",
+        default=None,
+        help="the agent's --discovery-backend (default: the --operator-config file's "
+        "discovery.backend, else kubernetes)",
     )
+    add_operator_config_argument(parser)
     add_capability_argument(parser, declared=programs.capabilities())
     parser.set_defaults(func=lazy(f"{__name__}.dryrunplan"))

@@ -14,6 +14,11 @@ from syncagent.api.schemas import parse_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.flags import connection
 from syncagent.cli.manifestfile import read_input, warn_unknown_fields
+from syncagent.cli.operatorconfigfile import (
+    discovery_backend,
+    infrastructure_of,
+    offline_operator_config,
+)
 from syncagent.inspect import report
 from syncagent.inspect.planner import PlanError, plan_documents
 from syncagent.inspect.session import (
@@ -26,6 +31,8 @@ from syncagent.programs import capabilities
 
 
 def run(args: argparse.Namespace) -> int:
+    operator_config = offline_operator_config(args.operator_config)
+    backend = discovery_backend(args.discovery_backend, operator_config)
     try:
         settings = capabilities.capability_overrides(
             args.capability, declared=args.programs.capabilities()
@@ -45,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
                 namespace=namespace,
                 settings=settings,
                 programs=args.programs,
-                discovery_backend=args.discovery_backend,
+                discovery_backend=backend,
+                infrastructure=infrastructure_of(operator_config),
                 input_client=user,
             )
         except PlanError as err:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncagent.cli.flags import add_capability_argument
 from syncagent.cli.lazy import lazy
+from syncagent.cli.operatorconfigfile import add_operator_config_argument
 
 if TYPE_CHECKING:
     from syncagent.programs.registry import Registry
@@ -34,10 +35,11 @@ def register(subparsers: Any, programs: Registry) -> None:
     parser.add_argument(
         "--discovery-backend",
         choices=("kubernetes", "etcd"),
-        default="kubernetes",
+        default=None,
         help="the agent's default discovery backend, for components that set none "
-        "(default: kubernetes)",
+        "(default: the --operator-config file's discovery.backend, else kubernetes)",
     )
+    add_operator_config_argument(parser)
     add_capability_argument(parser, declared=programs.capabilities(), offline=True)
     parser.add_argument(
         "--program",

@@ -20,6 +20,11 @@ from syncagent.api import (
 from syncagent.api.schemas import objects_checked
 from syncagent.cli.errors import UserError
 from syncagent.cli.manifestfile import read_input, warn_unknown_fields
+from syncagent.cli.operatorconfigfile import (
+    discovery_backend,
+    infrastructure_of,
+    offline_operator_config,
+)
 from syncagent.cli.render.choose import choose
 from syncagent.programs import capabilities
 from syncagent.programs.program import Program
@@ -40,6 +45,7 @@ HEADER = (
 
 
 def run(args: argparse.Namespace) -> int:
+    operator_config = offline_operator_config(args.operator_config)
     try:
         settings = capabilities.capability_overrides(
             args.capability, declared=args.programs.capabilities(), offline=True
@@ -50,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, LoadError) as err:
         raise UserError(str(err)) from None
     caps = capabilities.offline(settings, declared=args.programs.capabilities())
-    env = Environment(discovery_backend=args.discovery_backend)
+    env = Environment(
+        discovery_backend=discovery_backend(args.discovery_backend, operator_config),
+        infrastructure=infrastructure_of(operator_config),
+    )
     rendered: list[Rendered] = []
     for obj in objects:
         if args.namespace and not obj.metadata.namespace:

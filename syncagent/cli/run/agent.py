@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -17,7 +18,13 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from syncagent.api.operatorconfig import LoadedConfig
 from syncagent.cli.errors import UserError
+from syncagent.cli.operatorconfigfile import (
+    discovery_backend,
+    infrastructure_of,
+    read_operator_config,
+)
 from syncagent.cli.run.ownaccount import own_account
 from syncagent.cli.run.settings import AgentSettings, Http, LeaderElection
 from syncagent.controller import ControllerSettings, historyapi, setup
@@ -42,6 +49,7 @@ from syncagent.ssa.historylog import HistoryLog
 # A listening socket's failures: the address is taken, not this machine's, or a privileged port.
 _LISTEN_ERRORS = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+log = logging.getLogger(__name__)
 
 
 def default_lease_namespace() -> str:
@@ -52,7 +60,7 @@ def default_lease_namespace() -> str:
 
 def serve(settings: AgentSettings, *, programs: Registry) -> int:
     """Run the agent until SIGTERM; a setting the runtime rejects is a :class:`UserError`."""
-    configure_logging(level=settings.logging.level)
+    configured = _start(settings)
     try:
         capabilities = capability_overrides(settings.capability, declared=programs.capabilities())
         shard = shard_of(settings)
@@ -81,17 +89,7 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
     except (ValueError, ClientConfigError) as err:
         raise UserError(str(err)) from None
     manager = Manager(client, options, metrics=default_metrics(), clients=clients)
-    controllers = ControllerSettings(
-        namespaces=tuple(settings.watches.namespaces),
-        concurrency=settings.watches.concurrency,
-        resync_period=settings.resync.period,
-        progress_interval=settings.status.progress_interval,
-        discovery_backend=settings.discovery.backend,
-        fights=fights,
-        shard=shard,
-        check_namespace=_check_namespace(settings),
-        agent_account=own_account(settings.identity.service_account),
-    )
+    controllers = _controllers(settings, configured, fights=fights, shard=shard)
     history = HistoryRecorder(HistoryLog(start=time.time())) if settings.http.history else None
     setup(manager, client, controllers, programs=programs, history=history)
     # Flooding connections hold descriptors until the header deadline closes them.
@@ -110,6 +108,40 @@ def serve(settings: AgentSettings, *, programs: Registry) -> int:
             raise UserError(_cannot_listen("--metrics-bind-address", address, taken)) from None
         raise
     return 0
+
+
+def _start(settings: AgentSettings) -> LoadedConfig:
+    """Logging on, then the operator configuration (read before anything connects)."""
+    configure_logging(level=settings.logging.level)
+    return startup_operator_config(settings.operator_config.path)
+
+
+def _controllers(
+    settings: AgentSettings, configured: LoadedConfig, *, fights: FightPolicy, shard: ShardSettings
+) -> ControllerSettings:
+    return ControllerSettings(
+        namespaces=tuple(settings.watches.namespaces),
+        concurrency=settings.watches.concurrency,
+        resync_period=settings.resync.period,
+        progress_interval=settings.status.progress_interval,
+        discovery_backend=discovery_backend(settings.discovery.backend, configured),
+        infrastructure=infrastructure_of(configured),
+        fights=fights,
+        shard=shard,
+        check_namespace=_check_namespace(settings),
+        agent_account=own_account(settings.identity.service_account),
+    )
+
+
+def startup_operator_config(path: str | None) -> LoadedConfig:
+    """The ``--operator-config`` file, its unused fields named once in the log."""
+    loaded = read_operator_config(path)
+    for line in loaded.notices():
+        log.warning(
+            "operator configuration fields unused",
+            extra={"file": path, "detail": line, "remedy": "see docs/operatorconfig.md"},
+        )
+    return loaded
 
 
 def shard_of(settings: AgentSettings) -> ShardSettings:

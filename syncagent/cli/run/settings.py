@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from syncagent.cli.flags import duration, positive_int
+from syncagent.cli.operatorconfigfile import HELP
 from syncagent.runtime.workers import DEFAULT_CONCURRENCY
 
 T = TypeVar("T")
@@ -102,12 +103,13 @@ class Shard:
 
 @dataclass(frozen=True)
 class Discovery:
-    backend: str = flag(
+    backend: str | None = flag(
         "--discovery-backend",
         choices=("kubernetes", "etcd"),
-        default="kubernetes",
+        default=None,
         help="default Dynamo discovery backend of components whose pod template does not set "
-        "nvidia.com/dynamo-discovery-backend (default kubernetes)",
+        "nvidia.com/dynamo-discovery-backend (default: the --operator-config file's "
+        "discovery.backend, else kubernetes)",
     )
     interval: float = flag(
         "--discovery-interval",
@@ -117,6 +119,11 @@ class Discovery:
         help="look for the optional APIs (Grove, LWS, DisaggregatedSet, checkpoints) this often; "
         "a watch or a request that finds its API gone looks at once (default 60s)",
     )
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    path: str | None = flag("--operator-config", metavar="FILE", default=None, help=HELP)
 
 
 @dataclass(frozen=True)
@@ -311,6 +318,7 @@ class AgentSettings:
     watches: Watches
     shard: Shard
     discovery: Discovery
+    operator_config: OperatorConfig
     http: Http
     leader_election: LeaderElection
     resync: Resync
@@ -327,6 +335,7 @@ GROUPS: tuple[tuple[str, type[Any]], ...] = (
     ("watches", Watches),
     ("shard", Shard),
     ("discovery", Discovery),
+    ("operator_config", OperatorConfig),
     ("http", Http),
     ("leader_election", LeaderElection),
     ("resync", Resync),

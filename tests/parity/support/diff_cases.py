@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from tests.parity.support.diff_configs import DEFAULT
 from tests.parity.support.diff_run import TAKEOVER, DiffCase
 from tests.parity.support.differential import Pathway
 from tests.parity.support.reference import ds_eligible, graph_files, graph_text, relative_id
@@ -28,11 +29,22 @@ def pathways(graph: dict[str, Any]) -> list[Pathway]:
 
 
 def cases_for(
-    source: str, docs: Sequence[dict[str, Any]], namespace: str, backend: str = ""
+    source: str,
+    docs: Sequence[dict[str, Any]],
+    namespace: str,
+    backend: str = "",
+    *,
+    config: str = DEFAULT,
 ) -> list[DiffCase]:
+    """The graph's cases; under a configuration other than the default, its name leads the
+    source (``diff/<group>/<config>/<source>``), so docs/parity.md's ``diff/<group>/*`` still
+    select them."""
+    source = f"{config}/{source}" if config else source
     graph = next(d for d in docs if d.get("kind") == "DynamoGraphDeployment")
     cases = [
-        DiffCase(f"diff/{p.value}/{source}", p, docs, namespace, discovery_backend=backend)
+        DiffCase(
+            f"diff/{p.value}/{source}", p, docs, namespace, discovery_backend=backend, config=config
+        )
         for p in pathways(graph)
     ]
     # The same graph taken over from upstream's operator: rendered with the worker hash that
@@ -44,13 +56,15 @@ def cases_for(
         namespace,
         discovery_backend=backend,
         takeover=True,
+        config=config,
     )
     return [*cases, takeover]
 
 
-def reference_cases() -> list[DiffCase]:
+def reference_cases(config: str = DEFAULT) -> list[DiffCase]:
     cases = []
     for index, path in enumerate(graph_files()):
         docs = [d for d in yaml.safe_load_all(graph_text(path)) if isinstance(d, dict)]
-        cases += cases_for(f"reference/{relative_id(path)}", docs, f"ref-{index}")
+        source = f"reference/{relative_id(path)}"
+        cases += cases_for(source, docs, f"ref-{index}", config=config)
     return cases

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ import yaml
 from syncagent.ssa.api import KubeApi
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.errors import SsaError
+from tests.parity.support.diff_configs import DEFAULT, operator_config
 from tests.parity.support.differential import (
     SERVER_METADATA,
     Divergence,
@@ -87,6 +89,7 @@ class DiffCase:
     namespace: str
     discovery_backend: str = ""
     takeover: bool = False
+    config: str = DEFAULT  # the operator configuration (diff_configs.CONFIGS), both sides
 
     @property
     def group(self) -> str:
@@ -327,7 +330,7 @@ def _error(upstream: str | None, ours: Any) -> str:
 
 def _harness_id(case: DiffCase) -> str:
     grove = "grove" if case.pathway.upstream_grove else "component"
-    return f"{case.namespace}/{grove}/{case.discovery_backend}"
+    return f"{case.namespace}/{grove}/{case.discovery_backend}/{case.config}"
 
 
 def _harness_case(case: DiffCase) -> HarnessCase:
@@ -337,15 +340,16 @@ def _harness_case(case: DiffCase) -> HarnessCase:
         objects=in_namespace(case),
         grove=case.pathway.upstream_grove,
         discovery_backend=case.discovery_backend,
+        operator_config=operator_config(case.config),
     )
 
 
 # A takeover case and the Component case of one graph share pathway and namespace, not the graph.
-RenderKey = tuple[str, str, str]
+RenderKey = tuple[str, str, str, str]
 
 
 def _render_key(case: DiffCase) -> RenderKey:
-    return case.group, case.discovery_backend, case.namespace
+    return case.group, case.discovery_backend, case.namespace, case.config
 
 
 def _render_all(cases: Sequence[DiffCase]) -> dict[RenderKey, list[dict[str, Any]] | str]:
@@ -354,10 +358,11 @@ def _render_all(cases: Sequence[DiffCase]) -> dict[RenderKey, list[dict[str, Any
     that error as its finding while the rest are rendered again (one render per refused graph,
     not one per graph)."""
     out: dict[RenderKey, list[dict[str, Any]] | str] = {}
-    groups: dict[tuple[str, Pathway, str], list[DiffCase]] = {}
+    groups: dict[tuple[str, Pathway, str, str], list[DiffCase]] = {}
     for case in cases:
-        groups.setdefault((case.group, case.pathway, case.discovery_backend), []).append(case)
-    for (_, pathway, backend), group in groups.items():
+        key = (case.group, case.pathway, case.discovery_backend, case.config)
+        groups.setdefault(key, []).append(case)
+    for (_, pathway, backend, _config), group in groups.items():
         _render_halving(group, pathway, backend, out)
     return out
 
@@ -405,7 +410,13 @@ def _render(
     args = ["render", "-f", "-", "-o", "json", "--program", pathway.value]
     if backend:
         args += ["--discovery-backend", backend]
-    proc = syncagent(*args, stdin=text)
+    config = operator_config(cases[0].config)  # a batch shares its configuration
+    with tempfile.TemporaryDirectory(prefix="syncagent-diff-") as folder:
+        if config is not None:
+            path = Path(folder) / "operator-config.yaml"
+            path.write_text(yaml.safe_dump(config))
+            args += ["--operator-config", str(path)]
+        proc = syncagent(*args, stdin=text)
     if proc.returncode != 0:
         return f"syncagent render exited {proc.returncode}: {proc.stderr.strip()}"
     by_namespace: dict[str, list[dict[str, Any]]] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,15 +47,19 @@ class HarnessCase:
     grove: bool
     lws: bool = True
     discovery_backend: str = ""
+    operator_config: Mapping[str, Any] | None = None  # upstream's OperatorConfiguration
 
     def wire(self) -> dict[str, Any]:
-        return {
+        wire = {
             "id": self.id,
             "namespace": self.namespace,
             "gates": {"grove": self.grove, "lws": self.lws},
             "discoveryBackend": self.discovery_backend,
             "objects": list(self.objects),
         }
+        if self.operator_config is not None:
+            wire["operatorConfig"] = dict(self.operator_config)
+        return wire
 
 
 @dataclass(slots=True)

@@ -84,6 +84,7 @@ type harnessCase struct {
 	Namespace        string            `json:"namespace"`
 	Gates            gates             `json:"gates"`
 	DiscoveryBackend string            `json:"discoveryBackend"`
+	OperatorConfig   json.RawMessage   `json:"operatorConfig,omitempty"`
 	Objects          []json.RawMessage `json:"objects"`
 }
 
@@ -164,10 +165,16 @@ func newScheme() *runtime.Scheme {
 	return scheme
 }
 
-// operatorConfig is the configuration upstream's own cluster tests run with: restricted to the
-// case's namespace (so no cluster-wide RBAC manager is needed) and no GPU discovery.
-func operatorConfig(c *harnessCase) *configv1alpha1.OperatorConfiguration {
+// operatorConfig is the case's configuration (the file syncagent render is given, decoded as
+// upstream decodes it), run as upstream's own cluster tests run it: restricted to the case's
+// namespace (so no cluster-wide RBAC manager is needed) and no GPU discovery.
+func operatorConfig(c *harnessCase) (*configv1alpha1.OperatorConfiguration, error) {
 	config := &configv1alpha1.OperatorConfiguration{}
+	if len(c.OperatorConfig) > 0 {
+		if err := strictDecode(c.OperatorConfig, config); err != nil {
+			return nil, fmt.Errorf("operator configuration: %w", err)
+		}
+	}
 	config.Namespace.Restricted = c.Namespace
 	config.GPU.DiscoveryEnabled = ptr.To(false)
 	// Required by upstream's config validation (the Helm chart sets it); without it a TRT-LLM
@@ -178,7 +185,7 @@ func operatorConfig(c *harnessCase) *configv1alpha1.OperatorConfiguration {
 		config.Discovery.Backend = configv1alpha1.DiscoveryBackend(c.DiscoveryBackend)
 	}
 	configv1alpha1.SetDefaultsOperatorConfiguration(config)
-	return config
+	return config, nil
 }
 
 // noSecrets answers upstream's image-pull secret lookup: the cases hold no registry secrets.
@@ -209,7 +216,10 @@ func reconcileCase(c *harnessCase) ([]map[string]any, error) {
 		WithIndex(&corev1.Pod{}, podIndex, func(client.Object) []string { return nil }).
 		WithInterceptorFuncs(admissionInterceptor(&writes)).
 		Build()
-	config := operatorConfig(c)
+	config, err := operatorConfig(c)
+	if err != nil {
+		return nil, err
+	}
 	runtimeConfig := &commoncontroller.RuntimeConfig{Gate: gate}
 	dgdReconciler := &controller.DynamoGraphDeploymentReconciler{
 		Client:                kubeClient,
