@@ -1,7 +1,8 @@
 """The Grove pathway on the real Grove operator (issue 44 item 1): the agent's PodCliqueSet turned
 into PodCliqueScalingGroups, PodCliques and pods on the kwok nodes by Grove's own controllers,
 through its defaulting and validating webhooks, with no status written by a test; then a scale
-of two components (a clique and a scaling group) reaching pods.
+of two components (a clique and a scaling group) reaching pods, and a migration Component ->
+Grove -> Component with no serving gap.
 
 The session's cluster runs the operator only with Grove's source tarball
 (``$SYNCAGENT_REFERENCE/source``); without it these tests fail (``grove_cluster``)."""
@@ -12,21 +13,37 @@ import time
 from typing import Any
 
 from syncagent.devcluster.simcluster import SimulatedCluster
-from tests.e2e.support.grove_served import GROVE_ON, GroveFamily, served, status_writers
-from tests.e2e.support.observe import DEADLINE, wait_ready
+from tests.e2e.support.grove_served import GROVE_ON, PCS, GroveFamily, served, status_writers
+from tests.e2e.support.observe import DEADLINE, EndpointRecorder, graph_ready, wait_ready
 from tests.support import figures
 from tests.support.agent import running_agent
-from tests.support.graphs import graph, grove_components
-from tests.support.kube import DGD, Kube, controller
+from tests.support.graphs import ENABLE_GROVE, annotate, graph, grove_components
+from tests.support.kube import DCD, DGD, ApiFailure, Kube, condition, controller, names
 from tests.support.polling import eventually
 
 FIGURES = "grove operator (ms)"
+MERGE = "application/merge-patch+json"
 
 
 def _wait_served(kube: Kube, ns: str, name: str, *, pods: int, what: str) -> GroveFamily:
     found = eventually(lambda: served(kube, ns, name, pods=pods), deadline=DEADLINE, what=what)
     assert found is not None
     return found
+
+
+def _refused_startup_change(kube: Kube, ns: str, pcs: dict[str, Any]) -> str:
+    """The server's answer to a dry-run change of ``cliqueStartupType``, which Grove forbids."""
+    current = pcs["spec"]["template"].get("cliqueStartupType")
+    other = "CliqueStartupTypeInOrder"
+    if current == other:
+        other = "CliqueStartupTypeAnyOrder"
+    patch = {"spec": {"template": {"cliqueStartupType": other}}}
+    path = kube.path(PCS, ns, pcs["metadata"]["name"])
+    try:
+        kube.request("PATCH", path, patch, content_type=MERGE, dryRun="All")
+    except ApiFailure as err:
+        return str(err.body)
+    raise AssertionError(f"a change of cliqueStartupType from {current} was accepted")
 
 
 def _scale(components: dict[str, int]) -> Any:
@@ -58,8 +75,9 @@ def test_a_grove_graph_reaches_ready_on_the_real_grove_operator(
             "gro-0-decode-0-decode-wkr",
             "gro-0-frontend",
         ]
-        # Grove's defaulting webhook was in the write path: it filled in what the agent leaves out.
-        assert found.pcs["spec"]["template"]["terminationDelay"] == "4h0m0s"
+        # Grove's validating webhook is in the write path of the agent's PodCliqueSet.
+        refusal = _refused_startup_change(kube, namespace, found.pcs)
+        assert 'admission webhook "pcs.validating.webhooks.grove.io" denied' in refusal, refusal
         # Converged through Grove's webhooks and controllers: a forced reconcile writes nothing.
         writes = agent.scrape().writes()
         before = agent.scrape().sum("syncagent_reconcile_total", controller="dgd")
@@ -95,3 +113,39 @@ def test_a_scale_reaches_pods_through_the_real_grove_operator(
         assert group["spec"]["replicas"] == 2
         # a scale adds pods; it replaces none
         assert kept <= {p["metadata"]["uid"] for p in after.pods}
+
+
+def test_component_to_grove_and_back_with_no_serving_gap(
+    grove_cluster: SimulatedCluster, kube: Kube, namespace: str
+) -> None:
+    """Each way, the old pathway's workloads stay until the new one's are Ready, and every
+    component Service keeps a ready endpoint throughout (the EndpointSlice controller's own)."""
+    kube.create(graph(namespace, "grm", grove_components(), **{ENABLE_GROVE: "false"}))
+    services = ["grm-frontend", "grm-decode"]
+    with running_agent(grove_cluster.kubeconfig, *GROVE_ON, namespace=namespace):
+        wait_ready(kube, namespace, "grm", what="the Component graph Ready")
+        assert names(kube, DCD, namespace) == {"grm-frontend", "grm-decode"}
+        with EndpointRecorder(kube, namespace, services) as recorder:
+            kube.edit_graph(namespace, "grm", annotate({ENABLE_GROVE: "true"}))
+            eventually(
+                lambda: (
+                    not names(kube, DCD, namespace)
+                    and served(kube, namespace, "grm", pods=3) is not None
+                    and graph_ready(kube, namespace, "grm")
+                ),
+                deadline=DEADLINE,
+                what="the cutover to Grove: the PodCliqueSet serving, the DCDs gone",
+            )
+            kube.edit_graph(namespace, "grm", annotate({ENABLE_GROVE: "false"}))
+            eventually(
+                lambda: (
+                    kube.get(PCS, namespace, "grm") is None
+                    and names(kube, DCD, namespace) == {"grm-frontend", "grm-decode"}
+                    and graph_ready(kube, namespace, "grm")
+                ),
+                deadline=DEADLINE,
+                what="the way back: the DCDs serving, the PodCliqueSet gone",
+            )
+        recorder.assert_served_throughout()
+        pathway = condition(kube.get(DGD, namespace, "grm"), "WorkloadPathway")
+        assert (pathway["status"], pathway["reason"]) == ("True", "Component")
