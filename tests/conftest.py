@@ -29,6 +29,7 @@ from tests.ci_policy import pytest_configure, tier_of  # noqa: F401 (pytest_conf
 from tests.support import figures, testlogs, threads
 from tests.support.kube import TEST_TIMEOUT, Kube
 from tests.support.kubectl import Kubectl
+from tests.support.upstream_source import grove_source_if_any
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_MANAGER = "syncagent-tests"
@@ -163,11 +164,16 @@ def namespace(kubeconfig: KubeConfig) -> Iterator[str]:
 _PLANES = pytest.StashKey[ControlPlanes]()
 # The markers that decide which binaries a run builds: ``cluster`` for the cluster tier, ``helm``
 # for the chart tier and every ``test_helm*`` file, ``e2e`` (the simulated cluster) for the e2e
-# and chaos tiers: the control plane's binaries plus kwok and the LWS manager.
+# and chaos tiers: the control plane's binaries plus kwok and the LWS manager, and for the e2e
+# tier the Grove operator (and helm, which renders its chart's webhooks) when Grove's source is
+# there (without it the session's cluster runs none, and the Grove scenarios fail).
 BUILDERS = {
     "cluster": lambda: ensure_binaries(kubernetes=kubernetes_version()).kube_apiserver.parent,
     "helm": ensure_helm,
-    "e2e": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
+    "e2e": lambda: [
+        ensure_binaries().kube_apiserver.parent,
+        *ensure_tools(grove_source=grove_source_if_any()),
+    ],
     "chaos": lambda: [ensure_binaries().kube_apiserver.parent, *ensure_tools()],
 }
 

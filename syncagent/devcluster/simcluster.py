@@ -11,7 +11,11 @@ On top of :class:`ControlPlane` (etcd, kube-apiserver, our and the pinned third-
   runs);
 - the real LeaderWorkerSet manager (LWS and DisaggregatedSet controllers) with its webhooks
   registered as a real install does, through webhook configurations, so LWS defaulting and
-  validation apply and LWS pods get ``LWS_LEADER_ADDRESS`` / ``LWS_WORKER_INDEX``.
+  validation apply and LWS pods get ``LWS_LEADER_ADDRESS`` / ``LWS_WORKER_INDEX``;
+- with ``grove_source`` (the Grove source tarball, :mod:`grove_operator`), the real Grove operator
+  (PodCliqueSet, PodClique, PodCliqueScalingGroup and PodGang controllers, kube-scheduler
+  backend) with its defaulting and validating webhooks registered the same way. Without it the
+  cluster serves Grove's CRDs only, and nothing acts on a PodCliqueSet.
 
 The API server runs with the ServiceAccount admission plugin, as every real cluster does. Every
 program listens on 127.0.0.1 only.
@@ -26,9 +30,10 @@ from typing import Any
 
 import httpx2
 
-from syncagent.devcluster import kwok, lws_manager, versions
+from syncagent.devcluster import grove_operator, kwok, lws_manager, versions
 from syncagent.devcluster.build import (
     Binaries,
+    ensure_helm,
     ensure_tool,
     kwok_tool,
     lws_manager_tool,
@@ -46,12 +51,21 @@ from syncagent.devcluster.controlplane import (
 DEFAULT_NODES = kwok.DEFAULT_NODES
 
 
-def ensure_tools(lws_version: str = versions.DEFAULT_LWS, *, log: bool = True) -> list[Path]:
-    """Build (or find) kwok and the LWS manager: what the simulated cluster adds to the binaries."""
-    return [
+def ensure_tools(
+    lws_version: str = versions.DEFAULT_LWS,
+    *,
+    grove_source: Path | None = None,
+    log: bool = True,
+) -> list[Path]:
+    """Build (or find) kwok and the LWS manager: what the simulated cluster adds to the binaries;
+    with ``grove_source``, the Grove operator and helm (which renders its chart's webhooks)."""
+    tools = [
         ensure_tool(kwok_tool(), log=log),
         ensure_tool(lws_manager_tool(lws_version), log=log),
     ]
+    if grove_source is not None:
+        tools += [grove_operator.ensure_grove_operator(grove_source, log=log), ensure_helm(log=log)]
+    return tools
 
 
 class SimulatedCluster(ControlPlane):
@@ -67,6 +81,7 @@ class SimulatedCluster(ControlPlane):
         extra_crds: Iterable[Path] = (),
         workdir: Path | None = None,
         binaries: Binaries | None = None,
+        grove_source: Path | None = None,
     ) -> None:
         if lws_version not in versions.LWS_MANAGER_VERSIONS:
             raise ValueError(
@@ -80,18 +95,38 @@ class SimulatedCluster(ControlPlane):
             lws_version=lws_version, extra_crds=extra_crds, workdir=workdir, binaries=binaries
         )
         self.nodes = nodes
+        self.grove_source = grove_source
+        self._grove_tree: Path | None = None
 
     def describe(self) -> str:
+        grove = (
+            f"Grove operator {versions.GROVE} with webhooks"
+            if self.grove_source
+            else f"Grove {versions.GROVE} CRDs only (no Grove operator: no source tarball)"
+        )
         return (
             f"{super().describe()}, all controllers, kube-scheduler, kwok {versions.KWOK} "
-            f"({self.nodes} GPU nodes), LWS manager {self.lws_version} with webhooks"
+            f"({self.nodes} GPU nodes), LWS manager {self.lws_version} with webhooks, {grove}"
         )
+
+    def crd_paths(self) -> list[Path]:
+        if self.grove_source is None:
+            return super().crd_paths()
+        # The source's own copy, extracted fresh per cluster: its chart and operator-only CRDs.
+        grove_operator.check_source(self.grove_source)
+        self._grove_tree = grove_operator.extract(self.grove_source, self.workdir / "grove-src")
+        extra = [self._grove_tree / p for p in grove_operator.OPERATOR_CRDS]
+        return [*super().crd_paths(), *extra]
 
     # -- what runs workloads -----------------------------------------------------------------
 
     def _start_controllers(self, binaries: Binaries, http: httpx2.Client) -> None:
-        kwok_binary, manager = ensure_tools(self.lws_version)
+        kwok_binary, manager, *grove = ensure_tools(
+            self.lws_version, grove_source=self.grove_source
+        )
         self._start_lws_manager(manager, http)
+        if grove:
+            self._start_grove_operator(*grove, http=http)
         self._start_controller_manager(binaries)
         self._start_scheduler(binaries)
         self._start_kwok(kwok_binary, http)
@@ -135,6 +170,34 @@ class SimulatedCluster(ControlPlane):
             lambda: _lws_defaulted(http),
             what="the LWS defaulting webhook",
             log=self._log("lws-manager"),
+        )
+
+    def _start_grove_operator(self, binary: Path, helm: Path, *, http: httpx2.Client) -> None:
+        assert self.pki is not None
+        assert self._grove_tree is not None
+        ports = {"webhooks": free_port(), "healthProbes": free_port(), "metrics": free_port()}
+        config = self.workdir / "grove-operator.yaml"
+        config.write_text(grove_operator.config_file(ports=ports, cert_dir=self.pki.webhook_dir))
+        self._spawn(
+            "grove-operator",
+            grove_operator.command(binary, config=config),
+            env=grove_operator.environment(self.kubeconfig),
+        )
+        health = httpx2.Client(base_url=f"http://127.0.0.1:{ports['healthProbes']}", timeout=2.0)
+        with health:
+            poll(
+                lambda: answers_ok(health, "/readyz"),
+                what="Grove operator /readyz",
+                log=self._log("grove-operator"),
+            )
+        docs = grove_operator.chart_webhooks(self._grove_tree, helm=helm)
+        ca = self.pki.ca_cert.read_bytes()
+        for doc in grove_operator.on_loopback(docs, port=ports["webhooks"], ca_pem=ca):
+            apply(http, f"/apis/admissionregistration.k8s.io/v1/{_plural(doc)}", doc)
+        poll(
+            lambda: _grove_defaulted(http),
+            what="the Grove defaulting webhook",
+            log=self._log("grove-operator"),
         )
 
     def _start_controller_manager(self, binaries: Binaries) -> None:
@@ -253,3 +316,15 @@ def _lws_defaulted(http: httpx2.Client) -> bool:
         return False
     spec = resp.json()["spec"]
     return (spec.get("networkConfig") or {}).get("subdomainPolicy") == "Shared"
+
+
+def _grove_defaulted(http: httpx2.Client) -> bool:
+    """A dry-run PodCliqueSet comes back with the defaulting webhook's ``terminationDelay``."""
+    resp = http.post(
+        "/apis/grove.io/v1alpha1/namespaces/default/podcliquesets",
+        params={"dryRun": "All"},
+        json=grove_operator.defaulting_probe(),
+    )
+    if resp.status_code != 201:
+        return False
+    return "terminationDelay" in resp.json()["spec"]["template"]

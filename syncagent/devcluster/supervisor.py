@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crd", type=Path, action="append", default=[])
     parser.add_argument("--bare", action="store_true")
     parser.add_argument("--nodes", type=int, default=0)
+    parser.add_argument("--grove-source", type=Path, default=None)
     args = parser.parse_args(argv)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -38,7 +39,11 @@ def main(argv: list[str] | None = None) -> int:
         plane = ControlPlane(lws_version=args.lws_version, extra_crds=args.crd, workdir=workdir)
     else:
         plane = SimulatedCluster(
-            nodes=args.nodes, lws_version=args.lws_version, extra_crds=args.crd, workdir=workdir
+            nodes=args.nodes,
+            lws_version=args.lws_version,
+            extra_crds=args.crd,
+            workdir=workdir,
+            grove_source=args.grove_source,
         )
     with plane:
         state = {
@@ -48,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             "kubeconfig": str(plane.kubeconfig),
             "lws_version": plane.lws_version,
             "nodes": 0 if args.bare else args.nodes,
+            "grove_operator": bool(args.grove_source) and not args.bare,
             "description": plane.describe(),
             "pids": plane.pids,
         }

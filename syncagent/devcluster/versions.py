@@ -14,7 +14,20 @@ ETCD = "v3.6.8"  # the etcd release k8s.io/kubernetes v1.36.3 requires
 KUBERNETES_MATRIX = {"1.30": "v1.30.14", "1.33": "v1.33.13"}
 LWS_VERSIONS = ("v0.9.0", "v0.10.0")
 DEFAULT_LWS = "v0.9.0"
-GROVE = "v0.1.0-alpha.11"
+# Grove: the CRDs (from the operator/api module) and the operator, the release upstream's Dynamo
+# operator at 2a6da14c8 builds against. The proxy refuses the operator module itself and two of
+# its requirements (github.com/kai-scheduler/KAI-scheduler, volcano.sh/apis), so the operator is
+# built from a source tarball (``git archive`` of the tag) that the user supplies
+# ($SYNCAGENT_REFERENCE/source, or ``dev-cluster up --grove-source``), without the scheduler
+# backends that import those two modules; the project never vendors Grove's code.
+GROVE = "v0.1.0-alpha.12-rc1"
+GROVE_SOURCE = f"grove-operator-{GROVE}.tar.gz"
+GROVE_SOURCE_SHA256 = "07fbd766bc32b1acfa4cb9798cf68cab12bbcdd82caad09f8875e5f5935fa53e"
+# The scheduler backends left out of that build, each with the refused module it imports.
+GROVE_OMITTED_BACKENDS = {
+    "kai": "github.com/kai-scheduler/KAI-scheduler",
+    "volcano": "volcano.sh/apis",
+}
 HELM = "v3.19.5"
 # The Kubernetes helm assumes without a cluster (``helm template``, ``helm lint``): helm's release
 # build stamps its client-go minor (v0.34 for v3.19.5); unstamped it says v1.20.0, which the

@@ -28,13 +28,16 @@ def control_plane(sim_cluster: SimulatedCluster) -> SimulatedCluster:
 
 
 @contextlib.contextmanager
-def started_sim_cluster(pytestconfig: pytest.Config) -> Iterator[SimulatedCluster]:
+def started_sim_cluster(
+    pytestconfig: pytest.Config, *, grove_source: Path | None = None
+) -> Iterator[SimulatedCluster]:
+    """``grove_source``: the Grove source tarball, to run the real Grove operator too."""
     crds = sorted((REPO / "crds").glob("*.yaml"))
     # $SYNCAGENT_E2E_WORKDIR keeps the cluster's files (every component's log) after the run;
     # so does a run that keeps its logs ($SYNCAGENT_TEST_LOGS).
     kept = os.environ.get("SYNCAGENT_E2E_WORKDIR")
     workdir = Path(kept) if kept else testlogs.component_dir("simulated-cluster")
-    cluster = SimulatedCluster(extra_crds=crds, workdir=workdir)
+    cluster = SimulatedCluster(extra_crds=crds, workdir=workdir, grove_source=grove_source)
     cluster.start()
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:

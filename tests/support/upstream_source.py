@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncagent.devcluster import versions
 from syncagent.devcluster.gomod import go_binary
 
 OPERATOR_TARBALL = "dynamo-deploy-operator-2a6da14c8.tar.gz"
@@ -46,6 +47,16 @@ class BuildReport:
 def reference_root() -> Path:
     """``$SYNCAGENT_REFERENCE``, default ``../shared/reference`` next to the repository."""
     return Path(os.environ.get("SYNCAGENT_REFERENCE") or DEFAULT_REFERENCE).resolve()
+
+
+def grove_source() -> Path:
+    """Grove's source tarball (syncagent.devcluster.grove_operator builds the operator from it)."""
+    return reference_root() / "source" / versions.GROVE_SOURCE
+
+
+def grove_source_if_any() -> Path | None:
+    source = grove_source()
+    return source if source.is_file() else None
 
 
 def missing_source() -> str | None:

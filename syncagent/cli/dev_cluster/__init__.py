@@ -23,7 +23,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
             f"{build.cache_root()}. By default a simulated full cluster: etcd, kube-apiserver, "
             "kube-controller-manager with all its controllers, kube-scheduler, kwok GPU nodes "
             "whose pods become Running and Ready without running containers, and the real "
-            "LeaderWorkerSet manager (LWS and DisaggregatedSet controllers, webhooks). With "
+            "LeaderWorkerSet manager (LWS and DisaggregatedSet controllers, webhooks), and the "
+            f"real Grove operator {versions.GROVE} when its source tarball is available "
+            f"({versions.GROVE_SOURCE} in $SYNCAGENT_REFERENCE/source, default "
+            "../shared/reference next to the checkout, or --grove-source); without it, Grove's "
+            "CRDs only. With "
             "--bare, only etcd + kube-apiserver + kube-controller-manager (garbage collector "
             "and namespace controllers). Honours KUBEBUILDER_ASSETS."
         ),
@@ -36,6 +40,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
     up = actions.add_parser(
         "up", parents=[named], help="build if needed, start, and print the server version"
     )
+    _up_flags(up)
+    up.set_defaults(func=lazy(f"{__name__}.lifecycle", "up"))
+    down = actions.add_parser("down", parents=[named], help="stop the cluster and delete its data")
+    down.set_defaults(func=lazy(f"{__name__}.lifecycle", "down"))
+    env = actions.add_parser(
+        "env", parents=[named], help="print the shell line that points kubectl at it"
+    )
+    env.set_defaults(func=lazy(f"{__name__}.lifecycle", "env"))
+
+
+def _up_flags(up: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--bare",
         action="store_true",
@@ -58,6 +73,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
         ),
     )
     up.add_argument(
+        "--grove-source",
+        type=Path,
+        default=None,
+        metavar="TARBALL",
+        help=(
+            f"the Grove {versions.GROVE} source tarball to build and run the Grove operator from "
+            f"(default: {versions.GROVE_SOURCE} in $SYNCAGENT_REFERENCE/source when it is there; "
+            "not with --bare)"
+        ),
+    )
+    up.add_argument(
         "--crd",
         type=Path,
         action="append",
@@ -65,10 +91,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], programs:
         metavar="FILE",
         help="an extra CRD file to install (repeatable)",
     )
-    up.set_defaults(func=lazy(f"{__name__}.lifecycle", "up"))
-    down = actions.add_parser("down", parents=[named], help="stop the cluster and delete its data")
-    down.set_defaults(func=lazy(f"{__name__}.lifecycle", "down"))
-    env = actions.add_parser(
-        "env", parents=[named], help="print the shell line that points kubectl at it"
-    )
-    env.set_defaults(func=lazy(f"{__name__}.lifecycle", "env"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from syncagent.api import crdgen
 from syncagent.cli.errors import UserError
-from syncagent.devcluster import build, ensure_binaries, versions
+from syncagent.devcluster import build, ensure_binaries, grove_operator, versions
 from syncagent.devcluster.gomod import GoModuleError
 from syncagent.devcluster.simcluster import DEFAULT_NODES, ensure_tools
 from syncagent.devcluster.supervisor import BARE, FULL, STATE_FILE
@@ -71,11 +71,12 @@ def up(args: argparse.Namespace) -> int:
             f"{where}: still starting (supervisor pid {starting}); run `syncagent dev-cluster "
             f"up --name {args.name}` again once it is up, or `down` it"
         )
+    grove = _grove_source(args, where=where) if kind == FULL else None
     try:
         ensure_binaries()
         if kind == FULL:
-            ensure_tools(args.lws_version)
-    except GoModuleError as err:
+            ensure_tools(args.lws_version, grove_source=grove)
+    except (GoModuleError, grove_operator.GroveSourceError) as err:
         raise UserError(f"{where}: cannot build the cluster: {err}") from err
     folder = _state_dir(args.name)
     shutil.rmtree(folder, ignore_errors=True)
@@ -84,6 +85,7 @@ def up(args: argparse.Namespace) -> int:
     ours = crdgen.write(folder / "crds", pathways=args.programs.pathways)
     crds = [f"--crd={p.resolve()}" for p in (*ours, *args.crd)]
     shape = ["--bare"] if kind == BARE else [f"--nodes={args.nodes or DEFAULT_NODES}"]
+    shape += [f"--grove-source={grove.resolve()}"] if grove else []
     cmd = [
         sys.executable,
         "-m",
@@ -111,7 +113,28 @@ def up(args: argparse.Namespace) -> int:
 _KIND_WORDS = {FULL: "simulated full cluster", BARE: "bare control plane (--bare)"}
 
 
+def _grove_source(args: argparse.Namespace, *, where: str) -> Path | None:
+    """The Grove source tarball, said plainly either way: the proxy does not serve Grove."""
+    found = grove_operator.find_source(args.grove_source)
+    if found is None:
+        print(
+            f"{where}: no Grove operator: {versions.GROVE_SOURCE} is not in "
+            "$SYNCAGENT_REFERENCE/source (default ../shared/reference next to the checkout), "
+            "and the Go module proxy does not serve Grove; the cluster serves Grove's CRDs only "
+            "and nothing acts on a PodCliqueSet. Name the tarball with --grove-source to run it."
+        )
+        return None
+    try:
+        grove_operator.check_source(found)
+    except grove_operator.GroveSourceError as err:
+        raise UserError(f"{where}: --grove-source: {err}") from err
+    print(f"{where}: Grove operator {versions.GROVE} from {found}")
+    return found
+
+
 def _check_up_flags(args: argparse.Namespace, *, where: str) -> None:
+    if args.bare and args.grove_source is not None:
+        raise UserError(f"{where}: --grove-source needs the simulated cluster; drop --bare")
     if args.bare and args.nodes is not None:
         raise UserError(f"{where}: --nodes needs the simulated cluster; drop --bare or --nodes")
     if args.nodes is not None and args.nodes < 1:

@@ -19,6 +19,16 @@ def test_vendored_crds_are_the_pinned_upstream_blobs(name: str) -> None:
     assert crds.sha256(crds.vendored_path(name)) == crds.VENDORED_SHA256[name]
 
 
+@pytest.mark.parametrize("name", crds.GROVE_FILES)
+def test_the_vendored_grove_crds_are_those_of_the_pinned_release(name: str) -> None:
+    # The fallback for a proxy that refuses operator/api moves with versions.GROVE.
+    path = crds._vendored(name, versions.GROVE)
+    assert path.name == name.removesuffix(".yaml") + f".{versions.GROVE}.yaml"
+    crd = yaml.safe_load(path.read_text())
+    assert crd["spec"]["group"] == "grove.io"
+    assert [v["name"] for v in crd["spec"]["versions"]] == ["v1alpha1"]
+
+
 def test_kubernetes_build_module_pins_every_staging_replace(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
