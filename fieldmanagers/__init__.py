@@ -38,6 +38,8 @@ COMMON: tuple[FieldManager, ...] = (
     component_status.MANAGER,
     scalingadapters.MANAGER,
     scalingadapters.SEED,
+    scalingadapters.REPLICAS,
+    scalingadapters.STATUS,
 )
 
 

@@ -22,3 +22,20 @@ SEED = FieldManager(
     operation="Update",
     notes="the create of an adapter; spec.replicas passes to whoever scales it next",
 )
+
+# The agent's one write to a graph's spec: an adapted component's replicas, set to its
+# adapter's (a JSON patch by index, each entry guarded by the component's name).
+REPLICAS = FieldManager(
+    name="syncagent/scaling-adapter-replicas",
+    kinds=(kinds.DGD.kind,),
+    paths=(".spec.components",),
+    operation="Update",
+    notes="only spec.components[].replicas of a component with scalingAdapter",
+)
+
+STATUS = FieldManager(
+    name="syncagent/scaling-adapter-status",
+    kinds=(kinds.SCALING_ADAPTER.kind,),
+    paths=(".status*",),
+    subresource="status",
+)

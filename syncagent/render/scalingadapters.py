@@ -63,3 +63,49 @@ def adapters(graph: DynamoGraphDeployment, *, owner: OwnerRef) -> list[Adapter]:
         )
         out.append(Adapter(component.name, content, component.effective_replicas))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """One component whose replicas its adapter changes: ``index`` in ``spec.components``."""
+
+    component: str
+    index: int
+    before: int
+    after: int
+
+
+def scales(graph: DynamoGraphDeployment, wanted: dict[str, int]) -> list[Scale]:
+    """What upstream's adapter controller writes into the graph: for each component that still
+    asks for an adapter, the replicas ``wanted`` (adapter replicas by component) gives it when
+    they differ from its own (unset counts as 1)."""
+    out = []
+    for index, component in enumerate(graph.spec.components):
+        after = wanted.get(component.name)
+        if after is None or component.scaling_adapter is None:
+            continue
+        if after != component.effective_replicas:
+            out.append(Scale(component.name, index, component.effective_replicas, after))
+    return out
+
+
+def scale_patch(changes: list[Scale]) -> list[dict[str, Any]]:
+    """A JSON patch of the graph by index, each entry guarded by the component's name, so a
+    graph whose components moved meanwhile is refused rather than scaled at the wrong one."""
+    ops: list[dict[str, Any]] = []
+    for change in changes:
+        at = f"/spec/components/{change.index}"
+        ops.append({"op": "test", "path": f"{at}/name", "value": change.component})
+        ops.append({"op": "add", "path": f"{at}/replicas", "value": change.after})
+    return ops
+
+
+def adapter_status(
+    graph: str, component: str, *, replicas: int, last_scale_time: str | None
+) -> dict[str, Any]:
+    """The adapter's status as upstream's controller writes it: its own replicas and the
+    selector of the component's pods (what HPA reads through ``/scale``)."""
+    status: dict[str, Any] = {"replicas": replicas, "selector": pod_selector(graph, component)}
+    if last_scale_time:
+        status["lastScaleTime"] = last_scale_time
+    return status

@@ -4,7 +4,15 @@
 from __future__ import annotations
 
 from syncagent.kube.objects import OwnerRef
-from syncagent.render.scalingadapters import adapter_name, adapters, pod_selector
+from syncagent.render.scalingadapters import (
+    Scale,
+    adapter_name,
+    adapter_status,
+    adapters,
+    pod_selector,
+    scale_patch,
+    scales,
+)
 from tests.support.graphs import component, graph, typed
 
 OWNER = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "test-dgd", "uid-1")
@@ -78,3 +86,34 @@ def test_pod_selector_is_what_labels_selector_from_set_prints() -> None:
     assert pod_selector("test-dgd", "decode") == (
         "nvidia.com/dynamo-component=decode,nvidia.com/dynamo-graph-deployment-name=test-dgd"
     )
+
+
+def test_scales_are_the_adapted_components_whose_adapter_replicas_differ() -> None:
+    doc = _graph(
+        component("Frontend", "frontend", replicas=2, scalingAdapter={}),
+        component("decode", "decode", replicas=None, scalingAdapter={}),
+        component("prefill", "prefill", replicas=3, scalingAdapter={}),
+        component("other", "worker", replicas=1),
+    )
+    wanted = {"Frontend": 2, "decode": 4, "other": 5}
+    assert scales(typed(doc), wanted) == [Scale("decode", 1, 1, 4)]
+
+
+def test_the_patch_tests_each_name_before_it_sets_replicas_by_index() -> None:
+    assert scale_patch([Scale("decode", 1, 1, 0), Scale("prefill", 2, 3, 5)]) == [
+        {"op": "test", "path": "/spec/components/1/name", "value": "decode"},
+        {"op": "add", "path": "/spec/components/1/replicas", "value": 0},
+        {"op": "test", "path": "/spec/components/2/name", "value": "prefill"},
+        {"op": "add", "path": "/spec/components/2/replicas", "value": 5},
+    ]
+
+
+def test_adapter_status_has_replicas_and_the_selector_hpa_reads() -> None:
+    assert adapter_status("test-dgd", "decode", replicas=3, last_scale_time=None) == {
+        "replicas": 3,
+        "selector": (
+            "nvidia.com/dynamo-component=decode,nvidia.com/dynamo-graph-deployment-name=test-dgd"
+        ),
+    }
+    stamped = adapter_status("g", "c", replicas=0, last_scale_time="2026-01-01T00:00:00Z")
+    assert stamped["lastScaleTime"] == "2026-01-01T00:00:00Z"
