@@ -16,6 +16,7 @@ from fieldmanagers import (
     graph_status,
     identity,
     ownership,
+    scalingadapters,
     services,
     waitleader,
     workloads,
@@ -35,6 +36,10 @@ COMMON: tuple[FieldManager, ...] = (
     waitleader.MANAGER,
     graph_status.MANAGER,
     component_status.MANAGER,
+    scalingadapters.MANAGER,
+    scalingadapters.SEED,
+    scalingadapters.REPLICAS,
+    scalingadapters.STATUS,
 )
 
 

@@ -17,6 +17,7 @@ MANAGER = FieldManager(
         "ServiceAccount",
         "Role",
         "RoleBinding",
+        kinds.SCALING_ADAPTER.kind,
     ),
     paths=(".metadata.ownerReferences*",),
 )

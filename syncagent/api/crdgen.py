@@ -267,8 +267,34 @@ def checkpoint_crd() -> dict[str, Any]:
     }
 
 
+def scaling_adapter_crd() -> dict[str, Any]:
+    """The DGDSA CRD, served at ``v1beta1`` with ``/scale`` as upstream's (docs/api.md §4)."""
+    from syncagent.api.scalingadapter import (
+        ADAPTER_KIND,
+        ADAPTER_SHORT_NAME,
+        ScalingAdapterSpec,
+        ScalingAdapterStatus,
+    )
+
+    builder = SchemaBuilder()
+    columns = [
+        {"name": "DGD", "type": "string", "jsonPath": ".spec.dgdRef.name"},
+        {"name": "Component", "type": "string", "jsonPath": ".spec.dgdRef.componentName"},
+        {"name": "Replicas", "type": "integer", "jsonPath": ".status.replicas"},
+        _PRINTER_AGE,
+    ]
+    spec, status = builder.model(ScalingAdapterSpec), builder.model(ScalingAdapterStatus)
+    crd = _crd(ADAPTER_KIND, ADAPTER_SHORT_NAME, spec, status, columns)
+    crd["spec"]["versions"][1]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+        "labelSelectorPath": ".status.selector",
+    }
+    return crd
+
+
 def all_crds(*, pathways: Sequence[str]) -> list[dict[str, Any]]:
-    return [graph_crd(pathways=pathways), component_crd(), checkpoint_crd()]
+    return [graph_crd(pathways=pathways), component_crd(), checkpoint_crd(), scaling_adapter_crd()]
 
 
 def crd_filename(crd: dict[str, Any]) -> str:

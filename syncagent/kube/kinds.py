@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from syncagent.rest.resource import Resource
 
-# Ours (nvidia.com): the graph, its components, and the checkpoints they may wait for.
+# Ours (nvidia.com): the graph, its components, the checkpoints they may wait for and the
+# scaling adapters autoscalers scale them through.
 DGD = Resource.of("nvidia.com/v1beta1", "DynamoGraphDeployment", "dynamographdeployments")
 DCD = Resource.of("nvidia.com/v1beta1", "DynamoComponentDeployment", "dynamocomponentdeployments")
 CHECKPOINT = Resource.of("nvidia.com/v1alpha1", "DynamoCheckpoint", "dynamocheckpoints")
+SCALING_ADAPTER = Resource.of(
+    "nvidia.com/v1beta1",
+    "DynamoGraphDeploymentScalingAdapter",
+    "dynamographdeploymentscalingadapters",
+)
 
 # Workloads of the three pathways.
 DEPLOYMENT = Resource.of("apps/v1", "Deployment", "deployments")

@@ -95,6 +95,10 @@ POD_SERVICE_ACCOUNTS = Watched(
 # Namespace facts (pull Secrets, component ServiceAccounts) and checkpoints feed renders of
 # both: DCD workloads, and the graph-level DS roles and PodCliqueSet templates.
 CHECKPOINTS = Watched(kinds.CHECKPOINT, requeues=_NAMESPACE)
+# A graph's adapters carry its name, as its wait-for-leader ConfigMaps do.
+SCALING_ADAPTERS = Watched(
+    kinds.SCALING_ADAPTER, write=True, label_selector=WAIT_LEADER_SELECTOR, requeues=_OF_GRAPH
+)
 COMMON: tuple[Watched, ...] = (
     GRAPHS,
     COMPONENTS,
@@ -109,6 +113,7 @@ COMMON: tuple[Watched, ...] = (
     PULL_SECRET_WATCH,
     POD_SERVICE_ACCOUNTS,
     CHECKPOINTS,
+    SCALING_ADAPTERS,
 )
 # The kinds that control everything the agent applies: the graph and its components (every
 # rendered object names one of them as its controller, docs/ownership.md).

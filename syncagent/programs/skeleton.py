@@ -2,7 +2,8 @@
 
 checkpoints -> environment -> what the pathway reads -> restart plan -> its root object (render
 and apply) -> the components as DCDs (render) -> discovery identity -> wait-for-leader ->
-the DCDs it leaves to components -> readiness -> result -> retire -> status and events.
+the DCDs it leaves to components -> scaling adapters (made, then their replicas into the
+graph's spec) -> readiness -> result -> retire -> status and events.
 
 A pathway (:class:`Pathway`) supplies only what differs: what it reads, how it plans restarts,
 renders and applies its root object, reads readiness (and hands Services over), retires stale
@@ -17,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from syncagent.api import Component
 from syncagent.kube import being_deleted
-from syncagent.programs import status, waitleader
+from syncagent.programs import adapter_replicas, adapter_sync, status, waitleader
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
@@ -119,6 +120,8 @@ async def run(ctx: GraphContext, pathway: Pathway[Live]) -> ProgramResult:
     for dcd in turn.dcds:
         if pathway.applies_dcd(live, dcd.body["spec"]["name"]):
             turn.latest[dcd.name] = await _apply_dcd(turn, dcd)
+    await adapter_sync.sync(ctx)
+    await adapter_replicas.follow(ctx)
     resources = await pathway.settle(turn, live)
     result = status.result_of(resources, waiting_checkpoints=turn.checkpoints.waiting())
     stale = await pathway.retire(turn, live, successful=result.ready)

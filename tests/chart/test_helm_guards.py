@@ -29,8 +29,10 @@ def test_grace_period_outlasts_the_drain_and_the_lease_release() -> None:
 def test_no_guard_is_rendered_by_default() -> None:
     docs = render()
     for kind in ("PodDisruptionBudget", "NetworkPolicy", "ValidatingAdmissionPolicy"):
-        # the agent guard is on by default (tests/chart/test_helm_agent_guard.py)
-        found = [d for d in objects(docs, kind) if not d["metadata"]["name"].endswith("-guard")]
+        # the agent guard and the adapted-replicas policy are on by default
+        # (tests/chart/test_helm_agent_guard.py, test_helm_adapted_replicas.py)
+        on = ("-guard", "-adapted-replicas")
+        found = [d for d in objects(docs, kind) if not d["metadata"]["name"].endswith(on)]
         assert found == [], kind
     (pod,) = _pods(docs)
     assert "affinity" not in pod

@@ -350,3 +350,41 @@ def test_a_dry_run_needs_no_controller_but_its_namespace_rule_holds(guarded: Gua
     guarded.agent.apply(body, dry_run=True)
     forbidden_body = Deployment.from_dict(deployment("kube-system", name))
     refused_by_guard(lambda: guarded.agent.apply(forbidden_body, dry_run=True))
+
+
+# -- the one spec write: an adapted component's replicas (docs/ownership.md §7) ------------------
+
+
+def _adapted(g: Guarded) -> str:
+    """A graph whose Frontend has a scaling adapter and a second component that has none."""
+    name = f"a-{uuid.uuid4().hex[:6]}"
+    body = graph(g.tenant, name)
+    frontend = body["spec"]["components"][0]
+    frontend["scalingAdapter"] = {}
+    body["spec"]["components"].append({**frontend, "name": "other", "type": "worker"})
+    del body["spec"]["components"][1]["scalingAdapter"]
+    g.admin.create(DGD.from_dict(body))
+    return name
+
+
+def _replicas_patch(index: int, replicas: int, *more: dict[str, Any]) -> list[dict[str, Any]]:
+    at = f"/spec/components/{index}"
+    return [{"op": "add", "path": f"{at}/replicas", "value": replicas}, *more]
+
+
+def test_the_agent_may_set_only_an_adapted_components_replicas(guarded: Guarded) -> None:
+    g = guarded
+    name = _adapted(g)
+
+    def patch(ops: list[dict[str, Any]]) -> Any:
+        return g.agent.patch(DGD, name, ops, namespace=g.tenant, patch_type=PatchType.JSON)
+
+    scaled = patch(_replicas_patch(0, 4)).to_dict()
+    assert scaled["spec"]["components"][0]["replicas"] == 4
+    image = {"op": "add", "path": "/spec/components/0/podTemplate/spec/containers/0/image"}
+    refused_by_guard(lambda: patch(_replicas_patch(0, 5, image | {"value": "img:2"})))
+    refused_by_guard(lambda: patch(_replicas_patch(1, 3)))  # no adapter
+    drop = {"op": "remove", "path": "/spec/components/0/scalingAdapter"}
+    refused_by_guard(lambda: patch(_replicas_patch(0, 6, drop)))
+    backend = {"op": "add", "path": "/spec/backendFramework", "value": "sglang"}
+    refused_by_guard(lambda: patch(_replicas_patch(0, 7, backend)))

@@ -42,6 +42,7 @@ from tests.cluster import (
     test_migration_ds,
     test_migration_grove,
     test_multinode_agent,
+    test_scaling_adapters,
 )
 from tests.cluster.support import stale_reads
 from tests.cluster.support.chart_identity import token_kubeconfig
@@ -105,6 +106,13 @@ SCENARIOS: list[tuple[ModuleType, str]] = [
         test_field_fight,
         "test_after_the_backoff_the_field_is_taken_back_and_a_continued_fight_doubles_it",
     ),
+    # Scaling adapters: created, applied, their status applied, deleted; the adapter's replicas
+    # into the graph's spec (the one spec write, through the agent guard).
+    (
+        test_scaling_adapters,
+        "test_the_adapter_keeps_its_replicas_and_goes_when_the_component_stops_asking",
+    ),
+    (test_scaling_adapters, "test_scaling_the_adapter_moves_the_graph_and_the_deployment"),
     # The one get on each applied kind: a foreign object appears behind the agent's held watch
     # and the agent's create finds its name taken, so it reads the object and refuses it.
     (stale_reads, "stale_caches_are_re_read"),

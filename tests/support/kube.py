@@ -24,6 +24,7 @@ _GROVE = "/apis/grove.io/v1alpha1/namespaces/{ns}"
 PATHS = {
     DGD: _NVIDIA + "/dynamographdeployments",
     DCD: _NVIDIA + "/dynamocomponentdeployments",
+    "DynamoGraphDeploymentScalingAdapter": _NVIDIA + "/dynamographdeploymentscalingadapters",
     "DynamoCheckpoint": "/apis/nvidia.com/v1alpha1/namespaces/{ns}/dynamocheckpoints",
     "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
     "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",

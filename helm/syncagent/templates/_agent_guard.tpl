@@ -4,10 +4,10 @@ what the agent guard lets the agent write (agent-guard.yaml includes it).
 Do not edit; tests/policy/test_generated_drift.py holds it.
 */ -}}
 {{- define "syncagent.guard.applied" -}}
-["nvidia.com/dynamocomponentdeployments", "apps/deployments", "leaderworkerset.x-k8s.io/leaderworkersets", "/services", "/serviceaccounts", "rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings", "/configmaps", "grove.io/podcliquesets", "disaggregatedset.x-k8s.io/disaggregatedsets"]
+["nvidia.com/dynamocomponentdeployments", "apps/deployments", "leaderworkerset.x-k8s.io/leaderworkersets", "/services", "/serviceaccounts", "rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings", "/configmaps", "nvidia.com/dynamographdeploymentscalingadapters", "grove.io/podcliquesets", "disaggregatedset.x-k8s.io/disaggregatedsets"]
 {{- end }}
 {{- define "syncagent.guard.subresources" -}}
-["nvidia.com/dynamographdeployments/status", "nvidia.com/dynamocomponentdeployments/status", "grove.io/podcliques/scale", "grove.io/podcliquescalinggroups/scale"]
+["nvidia.com/dynamographdeployments/status", "nvidia.com/dynamocomponentdeployments/status", "nvidia.com/dynamographdeploymentscalingadapters/status", "grove.io/podcliques/scale", "grove.io/podcliquescalinggroups/scale"]
 {{- end }}
 {{- define "syncagent.guard.graph" -}}
 "nvidia.com/dynamographdeployments"

@@ -5,8 +5,8 @@ chart's token and reads the GETs from the audit log).
 The agent decides from watch caches; the ``get`` it sends on an applied kind reads an object
 whose cached view proved stale (``syncagent.ssa.ownership.apply_controlled``: a create-only apply
 found the name taken, so the object is read and decided on as it is; a failed resourceVersion
-precondition reads the same objects). The run's other scenarios read DCDs (each child's owner,
-before it is created) and Services too, but none of the other eight kinds. The race is made
+precondition reads the same objects; an adapter's seed, a plain create, reads it the same way). The run's other scenarios read DCDs (each child's owner,
+before it is created) and Services too, but none of the other nine kinds. The race is made
 here, for one kind at a time, on the real API server: the fault proxy
 (``tests/support/apiproxy.py``) holds the agent's watches of that kind, so its cache stops; a
 foreign object of the name the agent is about to create appears behind its back (labelled so a
@@ -35,6 +35,7 @@ from syncagent.render.naming import (
     discovery_service_account,
     lws_name,
 )
+from syncagent.render.scalingadapters import adapter_name
 from tests.cluster.support import objects
 from tests.cluster.support.grove import GROVE_AUTO
 from tests.cluster.support.rights import Sent, audit_offset, sent
@@ -103,6 +104,16 @@ def _binding(ns: str, name: str, g: str) -> dict[str, Any]:
     account = {"kind": "ServiceAccount", "name": discovery_service_account(g), "namespace": ns}
     ref = {"apiGroup": RBAC, "kind": "Role", "name": discovery_role(g)}
     return _identity("RoleBinding", ns, name, subjects=[account], roleRef=ref)
+
+
+def _adapter(ns: str, name: str, g: str) -> dict[str, Any]:
+    """A foreign adapter carrying the graph's label (a current cache would show it)."""
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeploymentScalingAdapter",
+        "metadata": {"name": name, "namespace": ns, "labels": {WAIT_LEADER_SELECTOR: g}},
+        "spec": {"replicas": 1, "dgdRef": {"name": g, "componentName": "Frontend"}},
+    }
 
 
 def _frontend_name(g: str) -> str:
@@ -185,6 +196,15 @@ CASES: list[Case] = [
         _binding,
     ),
     Case(
+        "DynamoGraphDeploymentScalingAdapter",
+        "nvidia.com",
+        "dynamographdeploymentscalingadapters",
+        [component("Frontend", "frontend", scalingAdapter={})],
+        COMPONENT_PATHWAY,
+        lambda g: adapter_name(g, "Frontend"),
+        lambda ns, name, g: _adapter(ns, name, g),
+    ),
+    Case(
         "DisaggregatedSet",
         "disaggregatedset.x-k8s.io",
         "disaggregatedsets",
@@ -253,7 +273,8 @@ def _read_after_refused_create(requests: list[Sent], wanted: tuple[str, ...]) ->
     for r in requests:
         if (r.group, r.resource, r.namespace, r.name) != wanted:
             continue
-        refused = refused or (r.verb == "patch" and r.code == 409)
+        # A create-only apply is a PATCH; an adapter's seed is a plain POST (docs/api.md §4).
+        refused = refused or (r.verb in ("patch", "create") and r.code == 409)
         if refused and r.verb == "get":
             return True
     return False

@@ -216,17 +216,18 @@ def test_generation_is_deterministic() -> None:
     assert crdgen.rendered_files(pathways=pathways) == crdgen.rendered_files(pathways=pathways)
 
 
-def test_cli_prints_both_crds(capsys) -> None:
+def test_cli_prints_every_crd(capsys) -> None:
     assert main(["crds", "-o", "json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert [c["spec"]["names"]["kind"] for c in body["items"]] == [
         "DynamoGraphDeployment",
         "DynamoComponentDeployment",
         "DynamoCheckpoint",
+        "DynamoGraphDeploymentScalingAdapter",
     ]
     assert main(["crds"]) == 0
     out = capsys.readouterr().out
-    assert out.count("kind: CustomResourceDefinition") == 3
+    assert out.count("kind: CustomResourceDefinition") == 4
 
 
 def test_cli_writes_files(tmp_path, capsys) -> None:
@@ -235,4 +236,5 @@ def test_cli_writes_files(tmp_path, capsys) -> None:
         "nvidia.com_dynamocheckpoints.yaml",
         "nvidia.com_dynamocomponentdeployments.yaml",
         "nvidia.com_dynamographdeployments.yaml",
+        "nvidia.com_dynamographdeploymentscalingadapters.yaml",
     ]

@@ -180,6 +180,7 @@ def test_the_subresources_the_agent_patches_are_its_managers() -> None:
     assert written == {
         ("dynamographdeployments", "status"),
         ("dynamocomponentdeployments", "status"),
+        ("dynamographdeploymentscalingadapters", "status"),
         ("podcliques", "scale"),
         ("podcliquescalinggroups", "scale"),
     }
