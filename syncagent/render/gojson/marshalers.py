@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from syncagent.render.gojson.duration import go_duration
 from syncagent.render.gojson.quantity import canonical_quantity
 from syncagent.render.gojson.strings import go_float, go_string
 
@@ -19,7 +20,10 @@ QUANTITY: Final = _APIMACHINERY + "api/resource.Quantity"
 INT_OR_STRING: Final = _APIMACHINERY + "util/intstr.IntOrString"
 TIME: Final = _APIMACHINERY + "apis/meta/v1.Time"
 RAW_EXTENSION: Final = _APIMACHINERY + "runtime.RawExtension"
+DURATION: Final = _APIMACHINERY + "apis/meta/v1.Duration"
+FIELDS_V1: Final = _APIMACHINERY + "apis/meta/v1.FieldsV1"
 EXTENSIONS_JSON: Final = "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON"
+RAW_MESSAGE: Final = "encoding/json.RawMessage"
 _TIME: Final = re.compile(
     r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
 )
@@ -64,6 +68,9 @@ _WRITERS: Final[dict[str, Callable[[Any], str]]] = {
     TIME: _time,
     RAW_EXTENSION: raw_json,
     EXTENSIONS_JSON: raw_json,
+    RAW_MESSAGE: raw_json,
+    FIELDS_V1: raw_json,
+    DURATION: lambda value: go_string(go_duration(str(value))),
 }
 _ZEROS: Final = {
     QUANTITY: '"0"',
@@ -71,6 +78,9 @@ _ZEROS: Final = {
     TIME: "null",
     RAW_EXTENSION: "null",
     EXTENSIONS_JSON: "null",
+    RAW_MESSAGE: "null",
+    FIELDS_V1: "null",
+    DURATION: '"0s"',
 }
 SUPPORTED: Final = frozenset(_WRITERS)
 

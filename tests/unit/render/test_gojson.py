@@ -18,6 +18,7 @@ from syncagent.render.gojson import (
     go_string,
     marshal_untyped,
 )
+from syncagent.render.gojson.duration import go_duration
 
 # TestQuantityString: (alternate, expect), and each expect parses to itself.
 QUANTITIES = [
@@ -82,3 +83,12 @@ def test_untyped_values_sort_map_keys_and_write_numbers_as_floats() -> None:
     assert (
         marshal_untyped({"b": 1, "a": [True, None, "x&y"]}) == '{"a":[true,null,"x\\u0026y"],"b":1}'
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("90s", "1m30s"), ("1h", "1h0m0s"), ("1.5ms", "1.5ms"), ("100us", "100µs"), ("0", "0s")],
+)
+def test_a_duration_is_written_as_gos_duration_string(text: str, expected: str) -> None:
+    # time.Duration.String() of time.ParseDuration(text) (Go's time package examples).
+    assert go_duration(text) == expected
