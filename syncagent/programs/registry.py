@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import fieldmanagers
 from fieldmanagers import ownership
@@ -33,8 +34,10 @@ from syncagent.programs.program import (
     Watched,
 )
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
+from syncagent.programs.takeover import COMMON_CONTENT, upstream_policy
 from syncagent.programs.view import pull_secret_summary
 from syncagent.rest.resource import Resource
+from syncagent.ssa.takeover import TakeoverPolicy
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
 # Services, discovery identity, wait-for-leader ConfigMaps, namespace facts, checkpoints).
@@ -154,6 +157,14 @@ class Registry:
         for program in self.programs:
             out.update({m.name: m for m in program.managers if m.name not in out})
         return tuple(out.values())
+
+    @cached_property
+    def takeover_policy(self) -> TakeoverPolicy:
+        """What a takeover moves from the upstream operator's entries (``programs.takeover``):
+        the fields of the common content managers and of each program's own that write no
+        subresource (Grove's scale patches take nothing over). Built once per registry."""
+        own = (m for p in self.programs for m in p.managers if not m.subresource)
+        return upstream_policy((*COMMON_CONTENT, *own))
 
     def capabilities(self) -> tuple[Capability, ...]:
         """Every capability ``--capability`` takes and discovery resolves: each program's, a

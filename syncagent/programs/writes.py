@@ -19,8 +19,8 @@ from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.takeover import POLICY, targets_for
 from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
+from syncagent.programs.takeover import targets_for
 from syncagent.programs.writemetrics import ApplyMetrics
 from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.rest.request import JSON_PATCH
@@ -40,7 +40,7 @@ from syncagent.ssa import (
     set_controller,
 )
 from syncagent.ssa.applier import Applier
-from syncagent.ssa.takeover import needs_takeover, take_over
+from syncagent.ssa.takeover import TakeoverPolicy, needs_takeover, take_over
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,9 @@ class Writer:
     """Applies and deletes for one reconcile; collects the events those writes raise."""
 
     engine: Applier
+    # What a takeover moves from the upstream operator's entries (``Registry.takeover_policy``,
+    # passed in: the pathways' own content managers are the registry's).
+    takeover: TakeoverPolicy = field(kw_only=True)
     metrics: Metrics | None = None
     events: list[QueuedEvent] = field(default_factory=list)
     on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
@@ -169,9 +172,11 @@ class Writer:
         any other writer added is taken. Runs after the control check and before any adoption
         or handoff; a no-op, without requests, when there is nothing to take.
         """
-        if live is None or not needs_takeover(live, policy=POLICY):
+        if live is None or not needs_takeover(live, policy=self.takeover):
             return live
-        result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
+        result = await take_over(
+            self.engine, live, **targets_for(str(live.get("kind")), manager, policy=self.takeover)
+        )
         log.info(
             f"{ref_of(live).subject}: took over field ownership",
             extra={"object": ref_of(live).subject},

@@ -22,15 +22,12 @@ from syncagent.cli.pathways import PROGRAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {type(p).__module__.rsplit(".", 1)[0] for p in PROGRAMS.programs}
-# The upstream takeover policy is a module constant the applier reads (programs/writes.py,
-# issue 42 item 2); deriving its content managers from the registry waits for that change.
-NOT_YET = {"syncagent/programs/takeover.py"}
 
 
 def shared_modules() -> list[Path]:
     programs = sorted((ROOT / "syncagent/programs").glob("*.py"))
     controller = sorted((ROOT / "syncagent/controller").glob("*.py"))
-    return [p for p in programs + controller if str(p.relative_to(ROOT)) not in NOT_YET]
+    return programs + controller
 
 
 def words() -> set[str]:

@@ -30,7 +30,6 @@ from syncagent.cli.conflicts import fightevents
 from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.inspect.planapplier import Records
 from syncagent.kube.objects import Body
-from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.managedfields import decode
 from syncagent.ssa.takeover import TakeoverPolicy
@@ -101,7 +100,7 @@ def remedy_for(
     )
 
 
-def rows(records: Records, *, policy: TakeoverPolicy = POLICY) -> list[ConflictRow]:
+def rows(records: Records, *, policy: TakeoverPolicy) -> list[ConflictRow]:
     out: list[ConflictRow] = []
     found = [(a.subject, a.manager, a.desired, a.entry.conflicts, a.force) for a in records.applies]
     found += [(r.subject, r.manager, r.desired, r.conflicts, False) for r in records.refused]

@@ -16,6 +16,7 @@ from syncagent.programs.registry import Registry
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.ssa import SsaError
+from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import component, graph
 from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
 
@@ -44,7 +45,7 @@ def test_one_reconcile_checks_the_schema_once_and_reports_unknown_fields() -> No
         doc,
         offline({}, declared=(CAPABILITY,)),
         store=DictStore(),
-        writer=Writer(engine=None),  # type: ignore[arg-type]  # the program writes nothing
+        writer=Writer(engine=None, takeover=TakeoverPolicy()),  # type: ignore[arg-type]  # the program writes nothing
         discovery_backend="kubernetes",
         programs=Registry((Failing(),)),
         checks=checks,

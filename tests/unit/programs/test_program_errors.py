@@ -17,6 +17,7 @@ from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer, refused
 from syncagent.render import RenderError
 from syncagent.ssa import PreconditionError, SsaError
+from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import component, graph
 from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
 
@@ -36,7 +37,7 @@ class Raising(ToyProgram):
 def run(error: Exception) -> Any:
     doc = graph("ns", "g", [component("frontend", "frontend")], **{OPT_IN: "true"})
     doc["metadata"]["uid"] = "u1"
-    writer = Writer(engine=None)  # type: ignore[arg-type]  # the program writes nothing
+    writer = Writer(engine=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # the program writes nothing
     ctx = graph_context(
         doc,
         offline({}, declared=(CAPABILITY,)),
