@@ -26,6 +26,7 @@ REASONS: dict[str, str] = {
     "component": PATHWAY_NAMED,
     "disaggregatedset": PATHWAY_NAMED,
     "grove": PATHWAY_NAMED,
+    "field_managers": PATHWAY,
     "history": "to rename: the ownership history, being rewritten in one place",
     "kinds": "to rename: inspect/kinds.py is imported by the history's blame command",
     "cache": "to rename: runtime/cache.py is imported by programs/program.py",

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
-from syncagent.programs.disaggregatedset import routing
+from syncagent.programs.disaggregatedset import field_managers, routing
 from syncagent.programs.disaggregatedset.render import render_ds_graph, selected_components
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.disaggregatedset.watches import ds_child_key
@@ -60,7 +59,7 @@ class DisaggregatedSetProgram:
         Watched(kinds.DISAGGREGATED_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
         Watched(kinds.LEADER_WORKER_SET, requeues=(Requeue(GRAPH, ds_child_key),)),
     )
-    managers = (disaggregatedset.MANAGER,)
+    managers = (field_managers.MANAGER,)
     records: tuple[str, ...] = ()
     summary = (
         "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "

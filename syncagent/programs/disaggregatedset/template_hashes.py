@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.programs.disaggregatedset import field_managers as ds_manager
 from syncagent.programs.disaggregatedset.render import DsRender, template_hash
 from syncagent.ssa import ABSENT, ApplyOptions, digest
 

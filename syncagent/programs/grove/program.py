@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from fieldmanagers import grove, grove_scale
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import Capabilities, Capability
+from syncagent.programs.grove import field_managers, scale_field_manager
 from syncagent.programs.grove.render import render_grove_graph
 from syncagent.programs.grove.routing import ENABLE_GROVE, HELD_BACK, PATHWAY
 from syncagent.programs.program import (
@@ -47,7 +47,7 @@ class GroveProgram:
         Watched(kinds.POD_CLIQUE, requeues=(Requeue(GRAPH, NAMESPACE),)),
         Watched(kinds.POD_CLIQUE_SCALING_GROUP, requeues=(Requeue(GRAPH, NAMESPACE),)),
     )
-    managers = (grove.MANAGER, grove_scale.MANAGER)
+    managers = (field_managers.MANAGER, scale_field_manager.MANAGER)
     summary = "Grove (a PodCliqueSet)"
     records = (ENABLE_GROVE,)  # the routed-graph exception compares it (claim)
 
