@@ -201,7 +201,7 @@ class Registry:
 
     def conditions(self, selection: Selection) -> list[Condition]:
         """Every program's conditions about ``selection``, in precedence order."""
-        return [c for p in self.programs for c in p.conditions(selection)]
+        return [c for p in self.programs for c in p.functions.conditions(selection)]
 
     @property
     def records(self) -> tuple[str, ...]:
@@ -330,7 +330,7 @@ def _claim(program: Program, route: Route) -> Claim:
     if capability is not None and not route.caps.has(capability):
         reason = f"{program.pathway} API is not available"
         return Claim(False, wanted=program.wants(route.annotations), reason=reason)
-    return program.claim(route)
+    return program.functions.claim(route)
 
 
 def _unique(items: Iterable[Resource]) -> tuple[Resource, ...]:

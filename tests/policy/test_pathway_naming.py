@@ -21,7 +21,7 @@ import pytest
 from syncagent.cli.pathways import PROGRAMS
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {type(p).__module__.rsplit(".", 1)[0] for p in PROGRAMS.programs}
+PACKAGES = {type(p.functions).__module__.rsplit(".", 1)[0] for p in PROGRAMS.programs}
 
 
 def shared_modules() -> list[Path]:
@@ -35,7 +35,7 @@ def words() -> set[str]:
     out: set[str] = set()
     for program in PROGRAMS.programs[:-1]:
         out |= {program.name.lower(), program.pathway.lower()}
-        out.add(type(program).__module__.split(".")[2])
+        out.add(type(program.functions).__module__.split(".")[2])
     return out
 
 

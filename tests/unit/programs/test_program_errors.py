@@ -19,12 +19,12 @@ from syncagent.render import RenderError
 from syncagent.ssa import PreconditionError, SsaError
 from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import component, graph
-from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
+from tests.support.toypathway import CAPABILITY, OPT_IN, ToyFunctions, toy_program
 
 OWNER = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "g", "u1")
 
 
-class Raising(ToyProgram):
+class Raising(ToyFunctions):
     """The toy pathway, failing with ``error`` on every reconcile."""
 
     def __init__(self, error: Exception) -> None:
@@ -44,7 +44,7 @@ def run(error: Exception) -> Any:
         store=DictStore(),
         writer=writer,
         discovery_backend="kubernetes",
-        programs=Registry((Raising(error),)),
+        programs=Registry((toy_program(Raising(error)),)),
     )
     return anyio.run(run_graph, ctx)
 

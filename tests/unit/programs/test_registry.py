@@ -104,7 +104,9 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
 
 def test_render_program_names_and_offline_render() -> None:
     assert REGISTRY.names[0] == "toy"
-    rendered = REGISTRY.by_name("toy").render(typed(graph()), env=Environment(), caps=CAPS)
+    rendered = REGISTRY.by_name("toy").functions.render(
+        typed(graph()), env=Environment(), caps=CAPS
+    )
     assert [r.kind for r in rendered] == [TOY.kind]
 
 
