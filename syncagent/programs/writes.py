@@ -70,7 +70,7 @@ def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> Refused
 class Writer:
     """Applies and deletes for one reconcile; collects the events those writes raise."""
 
-    engine: Applier
+    applier: Applier
     # What a takeover moves from the upstream operator's entries (``Registry.takeover_policy``,
     # passed in: the pathways' own content managers are the registry's).
     takeover: TakeoverPolicy = field(kw_only=True)
@@ -105,7 +105,7 @@ class Writer:
         """Create or update ``rendered`` controlled by ``owner``; returns the content entry.
 
         ``live`` comes from a watch cache; ``known=False`` means the cache cannot tell (the
-        engine then reads the object). A ``rendered.shared`` object keeps the co-owned create
+        applier then reads the object). A ``rendered.shared`` object keeps the co-owned create
         protocol (``apply_controlled``).
         A write to an object ``live`` shows carries its UID, so when the object vanished
         meanwhile (garbage collection of its owner, a user) the write fails instead of
@@ -122,7 +122,7 @@ class Writer:
                 on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
             entries = await apply_controlled(
-                self.engine,
+                self.applier,
                 rendered.manifest(),
                 options,
                 controller=owner,
@@ -155,7 +155,7 @@ class Writer:
             "kind": owner.kind,
             "metadata": {"name": owner.name, "namespace": rendered.namespace},
         }
-        if not await self.engine.owner_alive(stub, uid=owner.uid):
+        if not await self.applier.owner_alive(stub, uid=owner.uid):
             self._count(rendered.kind, "error")
             raise SsaError(
                 f"{rendered.kind}/{rendered.namespace}/{rendered.name}",
@@ -175,7 +175,7 @@ class Writer:
         if live is None or not needs_takeover(live, policy=self.takeover):
             return live
         result = await take_over(
-            self.engine, live, **targets_for(str(live.get("kind")), manager, policy=self.takeover)
+            self.applier, live, **targets_for(str(live.get("kind")), manager, policy=self.takeover)
         )
         log.info(
             f"{ref_of(live).subject}: took over field ownership",
@@ -189,7 +189,7 @@ class Writer:
         """Hand control of ``live`` to ``controller`` in one ownership apply (after takeover)."""
         live = await self.take_over(live, manager=manager) or live
         entry = await set_controller(
-            self.engine, live, controller=controller, scheme=SCHEME, live=live
+            self.applier, live, controller=controller, scheme=SCHEME, live=live
         )
         return entry.object
 
@@ -202,7 +202,7 @@ class Writer:
         if options.force and not options.subresource:
             options = options.but(on_conflict=self.on_conflict(kind, options.manager))
         try:
-            entry = await self.engine.apply(desired, options, live=live)
+            entry = await self.applier.apply(desired, options, live=live)
         except SsaError:
             self._count(kind, "error")
             raise
@@ -216,7 +216,7 @@ class Writer:
         ``/scale``): counted and logged like every write, no write event."""
         kind = str(obj.get("kind"))
         try:
-            result = await self.engine.patch(obj, patch, manager=manager, subresource=subresource)
+            result = await self.applier.patch(obj, patch, manager=manager, subresource=subresource)
         except SsaError:
             self._count(kind, "error")
             raise
@@ -235,7 +235,7 @@ class Writer:
         meta = Body(obj).meta
         await self.release_operator_finalizers(obj)
         propagation = "Foreground" if foreground else "Background"
-        gone = await self.engine.delete(obj, uid=meta.uid, propagation=propagation)
+        gone = await self.applier.delete(obj, uid=meta.uid, propagation=propagation)
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
         subject = f"{kind}/{meta.namespace}/{meta.name}"
@@ -260,10 +260,10 @@ class Writer:
             {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
             {"op": "replace", "path": "/metadata/finalizers", "value": kept},
         ]
-        await self.engine.patch(obj, patch, manager=SCHEME.controller, content_type=JSON_PATCH)
+        await self.applier.patch(obj, patch, manager=SCHEME.controller, content_type=JSON_PATCH)
 
     def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
-        """The engine's hook for a content apply: the paths the fight detector yields."""
+        """The applier's hook for a content apply: the paths the fight detector yields."""
         fights = self.fights
         if fights is None:
             return None

@@ -35,7 +35,7 @@ class TemplateHashes:
         if cached is not None:
             self._by_digest.move_to_end(key)
             return cached
-        entry = await writer.engine.preview(
+        entry = await writer.applier.preview(
             out.rendered.manifest(),
             ApplyOptions(manager=ds_manager.MANAGER.name, force=True),
             live=live if live is not None else ABSENT,

@@ -45,7 +45,7 @@ def test_one_reconcile_checks_the_schema_once_and_reports_unknown_fields() -> No
         doc,
         offline({}, declared=(CAPABILITY,)),
         store=DictStore(),
-        writer=Writer(engine=None, takeover=TakeoverPolicy()),  # type: ignore[arg-type]  # the program writes nothing
+        writer=Writer(applier=None, takeover=TakeoverPolicy()),  # type: ignore[arg-type]  # the program writes nothing
         discovery_backend="kubernetes",
         programs=Registry((toy_program(Failing()),)),
         checks=checks,

@@ -237,7 +237,7 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
 
 def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
 
-    writer = Writer(engine=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # preparing reads only
+    writer = Writer(applier=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # preparing reads only
     ctx = graph_context(
         g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
     )

@@ -181,7 +181,7 @@ def test_a_refusal_names_the_object_first_and_keeps_the_spec_text() -> None:
         "syncagent/dcd", "nvidia.com/v1beta1", "DynamoComponentDeployment", "x-decode", "ns", {}
     )
     with pytest.raises(RefusedError) as info:
-        Writer(engine=None, takeover=TakeoverPolicy()).check_may_control(rendered, live, owner)  # type: ignore[arg-type]
+        Writer(applier=None, takeover=TakeoverPolicy()).check_may_control(rendered, live, owner)  # type: ignore[arg-type]
     assert isinstance(info.value, OwnershipError)
     assert str(info.value).startswith("DynamoComponentDeployment/ns/x-decode: ")
     assert info.value.message == (

@@ -37,7 +37,7 @@ class Raising(ToyFunctions):
 def run(error: Exception) -> Any:
     doc = graph("ns", "g", [component("frontend", "frontend")], **{OPT_IN: "true"})
     doc["metadata"]["uid"] = "u1"
-    writer = Writer(engine=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # the program writes nothing
+    writer = Writer(applier=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # the program writes nothing
     ctx = graph_context(
         doc,
         offline({}, declared=(CAPABILITY,)),
