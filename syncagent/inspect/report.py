@@ -12,7 +12,7 @@ from fieldmanagers import ownership
 from syncagent.inspect import diff
 from syncagent.inspect.planapplier import Records
 from syncagent.inspect.planner import INPUT_MANAGER, PlannedEvent, PlanRun, StatusWrite
-from syncagent.programs.takeover import targets_for
+from syncagent.programs.upstream_takeover import targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict
 from syncagent.ssa.takeover import TakeoverPlan, TakeoverPolicy, plan_takeover
 

@@ -34,7 +34,7 @@ from syncagent.programs.program import (
     Watched,
 )
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
-from syncagent.programs.takeover import COMMON_CONTENT, upstream_policy
+from syncagent.programs.upstream_takeover import COMMON_CONTENT, upstream_policy
 from syncagent.programs.view import pull_secret_summary
 from syncagent.rest.resource import Resource
 from syncagent.ssa.takeover import TakeoverPolicy
@@ -160,7 +160,7 @@ class Registry:
 
     @cached_property
     def takeover_policy(self) -> TakeoverPolicy:
-        """What a takeover moves from the upstream operator's entries (``programs.takeover``):
+        """What a takeover moves from the upstream operator's entries (``programs.upstream_takeover``):
         the fields of the common content managers and of each program's own that write no
         subresource (Grove's scale patches take nothing over). Built once per registry."""
         own = (m for p in self.programs for m in p.managers if not m.subresource)

@@ -19,8 +19,8 @@ from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
-from syncagent.programs.takeover import targets_for
+from syncagent.programs.upstream_takeover import PREFIX as TAKEOVER_PREFIX
+from syncagent.programs.upstream_takeover import targets_for
 from syncagent.programs.writemetrics import ApplyMetrics
 from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.rest.request import JSON_PATCH
@@ -168,7 +168,7 @@ class Writer:
         self, live: Mapping[str, Any] | None, *, manager: str
     ) -> Mapping[str, Any] | None:
         """Merge what the upstream Dynamo operator wrote into our managers (one guarded
-        update), so fields we no longer set do not linger (``programs/takeover.py``). Nothing
+        update), so fields we no longer set do not linger (``programs/upstream_takeover.py``). Nothing
         any other writer added is taken. Runs after the control check and before any adoption
         or handoff; a no-op, without requests, when there is nothing to take.
         """

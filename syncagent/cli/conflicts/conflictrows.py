@@ -4,7 +4,7 @@ The rows come from the non-forced dry runs a plan makes (each content apply is d
 force first, docs/design.md §9). Remedies:
 
 - ``take-over``: the field was written by the upstream Dynamo operator, our predecessor, and a
-  takeover adopts it (``programs/takeover.py``, docs/ownership.md): the agent merges it into
+  takeover adopts it (``programs/upstream_takeover.py``, docs/ownership.md): the agent merges it into
   ours before applying; nothing to do.
 - ``hand-over``: ``replicas`` written by an autoscaler (an Update through ``/scale``): a
   two-step hand-over, so that no value is reset on the way.

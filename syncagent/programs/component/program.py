@@ -34,11 +34,11 @@ class ComponentFunctions(PathwayFunctions):
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult:
         # Imported here: declaring the program (render, --help) needs none of its reconcile.
-        from syncagent.programs.component import migration
+        from syncagent.programs.component import cutover
         from syncagent.programs.component.reconcile import ComponentReconcile
 
         result = await ComponentReconcile().reconcile(ctx)
-        return await migration.finish(ctx, result)
+        return await cutover.finish(ctx, result)
 
 
 def component_program() -> Program:

@@ -9,7 +9,7 @@ import pytest
 
 from fieldmanagers import identity
 from syncagent.cli.pathways import PROGRAMS
-from syncagent.programs.takeover import content_fields
+from syncagent.programs.upstream_takeover import content_fields
 from syncagent.ssa.fieldsets import FieldSelector, count, merge, subtract
 from syncagent.ssa.managedfields import decode
 from syncagent.ssa.paths import Field
