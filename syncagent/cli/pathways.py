@@ -7,9 +7,9 @@ plus one line here.
 
 from __future__ import annotations
 
-from syncagent.programs.component import ComponentProgram
-from syncagent.programs.disaggregatedset import DisaggregatedSetProgram
-from syncagent.programs.grove import GroveProgram
+from syncagent.programs.component import component_program
+from syncagent.programs.disaggregatedset import disaggregatedset_program
+from syncagent.programs.grove import grove_program
 from syncagent.programs.registry import Registry
 
-PROGRAMS = Registry((GroveProgram(), DisaggregatedSetProgram(), ComponentProgram()))
+PROGRAMS = Registry((grove_program(), disaggregatedset_program(), component_program()))

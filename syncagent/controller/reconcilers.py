@@ -100,7 +100,11 @@ class Reconcilers:
     def writer(self, **options: Any) -> Writer:
         """A writer of one reconcile, counting under the registry's field managers."""
         return Writer(
-            self.engine, metrics=self.metrics, managers=self.programs.field_managers(), **options
+            self.engine,
+            takeover=self.programs.takeover_policy,
+            metrics=self.metrics,
+            managers=self.programs.field_managers(),
+            **options,
         )
 
     # -- DGD ----------------------------------------------------------------------------------

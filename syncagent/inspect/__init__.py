@@ -8,7 +8,7 @@
 - ``diff``: live vs dry-run result as a readable diff (server-set fields left out).
 - ``history``: ``blame --history``'s report of the agent's ownership history.
 - What a takeover adopts, and the takeover targets per kind, come from
-  ``syncagent.programs.takeover`` (shared with the programs; docs/ownership.md).
+  ``syncagent.programs.upstream_takeover`` (shared with the programs; docs/ownership.md).
 - ``kinds``, ``live``, ``session``: KIND/NAME resolution, reading one object, the client
   (``--as`` impersonation) and the one-line errors.
 """

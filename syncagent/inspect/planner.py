@@ -274,7 +274,7 @@ async def _plan_graph(
     run: PlanRun, store: DictStore, graph: Obj, caps: Capabilities, backend: str
 ) -> None:
     # The agent's own DGD path (routing, validation, program choice); see module doc.
-    writer = Writer(run.applier, graph=graph)
+    writer = Writer(run.applier, takeover=run.programs.takeover_policy, graph=graph)
     ctx = graph_context(
         graph,
         caps,
@@ -301,7 +301,7 @@ async def _plan_graph(
 async def _plan_component(
     run: PlanRun, store: DictStore, dcd: Obj, caps: Capabilities, backend: str
 ) -> None:
-    writer = Writer(run.applier, on=dcd)
+    writer = Writer(run.applier, takeover=run.programs.takeover_policy, on=dcd)
     ctx = ComponentContext(
         dcd=dcd,
         caps=caps,

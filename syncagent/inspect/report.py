@@ -12,7 +12,7 @@ from fieldmanagers import ownership
 from syncagent.inspect import diff
 from syncagent.inspect.planapplier import Records
 from syncagent.inspect.planner import INPUT_MANAGER, PlannedEvent, PlanRun, StatusWrite
-from syncagent.programs.takeover import POLICY, targets_for
+from syncagent.programs.upstream_takeover import targets_for
 from syncagent.ssa import ChangeSetEntry, Conflict
 from syncagent.ssa.takeover import TakeoverPlan, TakeoverPolicy, plan_takeover
 
@@ -61,9 +61,9 @@ class Plan:
         return 2 if self.changed else 0
 
 
-def build(run: PlanRun, *, policy: TakeoverPolicy = POLICY) -> Plan:
+def build(run: PlanRun) -> Plan:
     rows = [input_row(i.entry) for i in run.inputs]
-    rows += object_rows(run.applier.records, policy=policy)
+    rows += object_rows(run.applier.records, policy=run.programs.takeover_policy)
     return Plan(
         rows,
         list(run.errors),
@@ -99,7 +99,7 @@ def input_row(entry: ChangeSetEntry) -> Row:
     )
 
 
-def object_rows(records: Records, *, policy: TakeoverPolicy = POLICY) -> list[Row]:
+def object_rows(records: Records, *, policy: TakeoverPolicy) -> list[Row]:
     rows = []
     for subject in records.order:
         applies = [a for a in records.applies if a.subject == subject]
@@ -125,7 +125,7 @@ def _apply_row(subject: str, records: Records, *, policy: TakeoverPolicy) -> Row
     takeover = None
     if base is not None:
         content = next((m for m in managers if m != OWNERSHIP), OWNERSHIP)
-        targets = targets_for(str(base.get("kind")), content) | {"policy": policy}
+        targets = targets_for(str(base.get("kind")), content, policy=policy)
         takeover = plan_takeover(base, **targets)
     found = [c for a in applies for c in a.entry.conflicts]
     found += [c for r in records.refused if r.subject == subject for c in r.conflicts]

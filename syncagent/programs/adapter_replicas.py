@@ -54,7 +54,7 @@ def _ref(adapter: Obj) -> dict[str, Any]:
 
 async def _scale(ctx: GraphContext, changes: list[Scale]) -> None:
     writer = ctx.writer
-    await writer.engine.patch(
+    await writer.applier.patch(
         ctx.graph,
         scale_patch(changes),
         manager=scalingadapters.REPLICAS.name,

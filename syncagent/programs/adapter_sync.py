@@ -53,9 +53,9 @@ async def _seed(ctx: GraphContext, adapter: Adapter) -> Obj:
     writer, rendered = ctx.writer, adapter.content
     await writer.confirm_owner(owner_of(ctx.graph), rendered)
     try:
-        created = await writer.engine.create(adapter.seed(), manager=scalingadapters.SEED.name)
+        created = await writer.applier.create(adapter.seed(), manager=scalingadapters.SEED.name)
     except PreconditionError:
-        found = await writer.engine.get(rendered.body)
+        found = await writer.applier.get(rendered.body)
         if found is None:
             raise SsaError(
                 f"{KIND}/{rendered.namespace}/{rendered.name}", "appeared and went; retry"

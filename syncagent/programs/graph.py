@@ -111,7 +111,7 @@ async def reconcile(ctx: GraphContext) -> ProgramResult:
     refusal (``OwnershipConflict``), a graph it cannot render, an engine error (a precondition
     that no longer held is a conflict). Anything else is a bug and propagates."""
     try:
-        return await ctx.programs.by_pathway(ctx.selection.pathway).reconcile(ctx)
+        return await ctx.programs.by_pathway(ctx.selection.pathway).functions.reconcile(ctx)
     except RefusedError as err:
         return failed(ctx, err.message, refused=True)
     except RenderError as err:
@@ -134,6 +134,6 @@ def validation_problems(ctx: GraphContext) -> list[str]:
     if model is None:
         return list(ctx.problems)
     program = ctx.programs.by_pathway(ctx.selection.pathway)
-    dcd_components = program.dcd_components(model.spec.components)
+    dcd_components = program.functions.dcd_components(model.spec.components)
     problems = validate_graph(model, namespace=ctx.namespace, dcd_components=dcd_components)
     return [str(p) for p in problems]

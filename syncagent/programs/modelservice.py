@@ -144,7 +144,7 @@ async def ensure(
             "model Service changed while being joined; deciding again",
             extra={"object": f"Service/{rendered.namespace}/{rendered.name}"},
         )
-    fresh = await writer.engine.get(rendered.body)
+    fresh = await writer.applier.get(rendered.body)
     held.left = await _ensure(writer, rendered, owner=owner, live=fresh)
     return held.left
 
@@ -163,7 +163,7 @@ async def _ensure(
     if live is None:
         entry = await writer.apply_owned(rendered, owner=owner, live=None)
         joined = await join(
-            writer.engine, entry.object, owner=owner, scheme=SCHEME, live=entry.object
+            writer.applier, entry.object, owner=owner, scheme=SCHEME, live=entry.object
         )
         return joined.object
     current = controller_of(live)
@@ -182,7 +182,7 @@ async def _ensure(
         rendered.manifest(), ApplyOptions(manager=rendered.manager, force=True), live=live
     )
     joined = await join(
-        writer.engine, content.object, owner=owner, scheme=SCHEME, live=content.object
+        writer.applier, content.object, owner=owner, scheme=SCHEME, live=content.object
     )
     return joined.object
 
@@ -220,7 +220,7 @@ async def _leave(writer: Writer, svc: Obj, *, owner: OwnerRef) -> Obj | None:
     meta = Body(svc).meta
     if not others:
         try:
-            await writer.engine.delete(svc, uid=meta.uid, resource_version=meta.resource_version)
+            await writer.applier.delete(svc, uid=meta.uid, resource_version=meta.resource_version)
         except PreconditionError:
             log.info(
                 f"{Body(svc).subject}: model Service changed; deciding again",
@@ -231,4 +231,4 @@ async def _leave(writer: Writer, svc: Obj, *, owner: OwnerRef) -> Obj | None:
         first = others[0]
         successor = OwnerRef(first["apiVersion"], first["kind"], first["name"], first["uid"])
         svc = await writer.set_controller(svc, controller=successor, manager=services.MANAGER.name)
-    return (await leave(writer.engine, svc, owner_uid=owner.uid, scheme=SCHEME, live=svc)).object
+    return (await leave(writer.applier, svc, owner_uid=owner.uid, scheme=SCHEME, live=svc)).object

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
@@ -110,44 +110,13 @@ class Condition:
 WatchFn = Callable[..., "list[Cache[Any]]"]
 
 
-class Program(Protocol):
-    """One pathway. Programs are listed in :data:`syncagent.programs.registry.PROGRAMS` in
-    routing precedence order; the last one takes every graph nobody else claims."""
+class PathwayFunctions(Protocol):
+    """The few functions that differ from one pathway to the next; everything else about a
+    pathway is declared (:class:`Program`). A pathway's class subclasses this protocol to keep
+    the defaults of the last three."""
 
-    name: ClassVar[str]  # the ``render --program`` value
-    pathway: ClassVar[str]  # ``status.routing.pathway`` and the ``WorkloadPathway`` reason
-    # The capability that must be on for it to claim a graph (None: always), declared in its
-    # package: ``--capability``, discovery and the metric take it from the registry.
-    capability: ClassVar[Capability | None]
-    # Kinds this program leaves controlled by the graph; the first is its own workload root.
-    # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
-    owns: ClassVar[tuple[Resource, ...]]
-    # What it reads besides the graph reconciler's kinds, and which graphs their changes re-queue.
-    watches: ClassVar[tuple[Watched, ...]]
-    # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
-    # conflicts, managers and the chart's subresource rights read them from the registry.
-    managers: ClassVar[tuple[FieldManager, ...]]
-    summary: ClassVar[str]  # what it applies, for ``render --help`` ("Grove (a PodCliqueSet)")
-    # Annotations whose values routing records in ``status.routing`` with the pathway; its
-    # ``claim`` may compare them with the graph's (``route.recorded.annotations``).
-    records: ClassVar[tuple[str, ...]]
-
-    def wants(self, annotations: Mapping[str, str]) -> bool:
-        """Whether the graph opted in to this program (cheap: annotations only)."""
-        ...
-
-    def claim(self, route: Route) -> Claim: ...
-
-    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
-        """The graph conditions it reports about the routing decision (absent: removed)."""
-        ...
-
-    def cannot_render(self, route: Route) -> str:
-        """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""
-        ...
-
-    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
-        """Components it renders as DynamoComponentDeployments (None: all)."""
+    def claim(self, route: Route) -> Claim:
+        """Whether it takes the graph; asked only while its capability is on."""
         ...
 
     def render(
@@ -155,3 +124,47 @@ class Program(Protocol):
     ) -> list[Rendered]: ...
 
     async def reconcile(self, ctx: GraphContext) -> ProgramResult: ...
+
+    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
+        """The graph conditions it reports about the routing decision (absent: removed)."""
+        return ()
+
+    def cannot_render(self, route: Route) -> str:
+        """Why ``render --program <name>`` cannot render this graph; ``""`` when it can."""
+        return ""
+
+    def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
+        """Components it renders as DynamoComponentDeployments (None: all)."""
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Program:
+    """One pathway: what it declares, and its :class:`PathwayFunctions`. Programs are listed in
+    :data:`syncagent.programs.registry.PROGRAMS` in routing precedence order; the last one takes
+    every graph nobody else claims."""
+
+    name: str  # the ``render --program`` value
+    pathway: str  # ``status.routing.pathway`` and the ``WorkloadPathway`` reason
+    summary: str  # what it applies, for ``render --help`` ("Grove (a PodCliqueSet)")
+    # The capability that must be on for it to claim a graph (None: always), declared in its
+    # package: ``--capability``, discovery and the metric take it from the registry.
+    capability: Capability | None
+    # Kinds this program leaves controlled by the graph; the first is its own workload root.
+    # Another pathway deletes them as stale once it serves the graph (docs/routing.md §3).
+    owns: tuple[Resource, ...]
+    functions: PathwayFunctions
+    # What it reads besides the graph reconciler's kinds, and which graphs their changes re-queue.
+    watches: tuple[Watched, ...] = ()
+    # The field managers it writes with besides the common ones (``fieldmanagers``): blame,
+    # conflicts, managers, the takeover policy and the chart's subresource rights read them.
+    managers: tuple[FieldManager, ...] = ()
+    # Annotations whose values routing records in ``status.routing`` with the pathway; its
+    # ``claim`` may compare them with the graph's (``route.recorded.annotations``).
+    records: tuple[str, ...] = ()
+    # The annotation a graph opts in with (value ``true``, any case); "" for none.
+    opt_in: str = ""
+
+    def wants(self, annotations: Mapping[str, str]) -> bool:
+        """Whether the graph opted in to this program (cheap: annotations only)."""
+        return bool(self.opt_in) and (annotations.get(self.opt_in) or "").lower() == "true"

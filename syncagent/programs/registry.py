@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import fieldmanagers
 from fieldmanagers import ownership
@@ -33,8 +34,10 @@ from syncagent.programs.program import (
     Watched,
 )
 from syncagent.programs.routing import RecordedRouting, Selection, recorded
+from syncagent.programs.upstream_takeover import COMMON_CONTENT, upstream_policy
 from syncagent.programs.view import pull_secret_summary
 from syncagent.rest.resource import Resource
+from syncagent.ssa.takeover import TakeoverPolicy
 
 # What the graph and component reconcilers read whatever the pathway (their own objects, the
 # Services, discovery identity, wait-for-leader ConfigMaps, namespace facts, checkpoints).
@@ -160,6 +163,14 @@ class Registry:
             out.update({m.name: m for m in program.managers if m.name not in out})
         return tuple(out.values())
 
+    @cached_property
+    def takeover_policy(self) -> TakeoverPolicy:
+        """What a takeover moves from the upstream operator's entries (``programs.upstream_takeover``):
+        the fields of the common content managers and of each program's own that write no
+        subresource (Grove's scale patches take nothing over). Built once per registry."""
+        own = (m for p in self.programs for m in p.managers if not m.subresource)
+        return upstream_policy((*COMMON_CONTENT, *own))
+
     def capabilities(self) -> tuple[Capability, ...]:
         """Every capability ``--capability`` takes and discovery resolves: each program's, a
         capability after those it needs, then the common ones (``capabilities.COMMON``)."""
@@ -195,7 +206,7 @@ class Registry:
 
     def conditions(self, selection: Selection) -> list[Condition]:
         """Every program's conditions about ``selection``, in precedence order."""
-        return [c for p in self.programs for c in p.conditions(selection)]
+        return [c for p in self.programs for c in p.functions.conditions(selection)]
 
     @property
     def records(self) -> tuple[str, ...]:
@@ -324,7 +335,7 @@ def _claim(program: Program, route: Route) -> Claim:
     if capability is not None and not route.caps.has(capability):
         reason = f"{program.pathway} API is not available"
         return Claim(False, wanted=program.wants(route.annotations), reason=reason)
-    return program.claim(route)
+    return program.functions.claim(route)
 
 
 def _unique(items: Iterable[Resource]) -> tuple[Resource, ...]:

@@ -113,7 +113,7 @@ async def ensure_component_service(
     live = store.get("Service", rendered.namespace, rendered.name)
     if live is None:
         # The caches hold labelled Services only; an unlabelled one of that name may exist.
-        live = await writer.engine.get(rendered.body)
+        live = await writer.applier.get(rendered.body)
     if being_deleted(live):
         return None
     old = check_service(
@@ -155,7 +155,7 @@ async def ensure_model_service(
         try:
             return await _take_model_service(writer, store, rendered, held, graph, take_from)
         except PreconditionError:
-            held.view = await writer.engine.get(rendered.body)
+            held.view = await writer.applier.get(rendered.body)
         return await _take_model_service(writer, store, rendered, held, graph, take_from)
 
 

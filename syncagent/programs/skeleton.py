@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from syncagent.api import Component
 from syncagent.kube import being_deleted
-from syncagent.programs import adapter_replicas, adapter_sync, status, waitleader
+from syncagent.programs import adapter_replicas, adapter_sync, status, wait_leader_configmap
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.checkpoint_gate import Checkpoints, read_checkpoints
 from syncagent.programs.context import GraphContext, build_status
@@ -116,7 +116,7 @@ async def run(ctx: GraphContext, pathway: Pathway[Live]) -> ProgramResult:
         ctx.typed, live=turn.graph_live, env=turn.env, worker_hash=turn.worker_hash
     )
     await apply_identity(turn)
-    await waitleader.sync_graph(ctx)
+    await wait_leader_configmap.sync_graph(ctx)
     for dcd in turn.dcds:
         if pathway.applies_dcd(live, dcd.body["spec"]["name"]):
             turn.latest[dcd.name] = await _apply_dcd(turn, dcd)

@@ -24,7 +24,7 @@ from syncagent.api.component import checkpoint_of
 from syncagent.api.schemas import LiveChecks
 from syncagent.kube import being_deleted, controlled_by, controller_of, kinds
 from syncagent.kube.objects import Body, Meta
-from syncagent.programs import modelservice, status, waitleader
+from syncagent.programs import modelservice, status, wait_leader_configmap
 from syncagent.programs.base import QueuedEvent
 from syncagent.programs.capabilities import LWS, Capabilities
 from syncagent.programs.context import parse
@@ -158,7 +158,7 @@ class WorkloadProgram:
                     await ctx.writer.apply_owned(obj, owner=owner, live=current)
         if source.parent_graph is None:
             wanted = mounts_wait_leader(objects.workload.body)
-            await waitleader.sync(
+            await wait_leader_configmap.sync(
                 ctx.writer, ctx.store, owner=ctx.dcd, parent=source.name, wanted=wanted
             )
         kind, name = _workload_kind(source)

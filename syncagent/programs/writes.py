@@ -19,8 +19,8 @@ from syncagent.kube.objects import Body
 from syncagent.programs.base import WARNING, QueuedEvent, write_event
 from syncagent.programs.fights import Fights
 from syncagent.programs.ownership import SCHEME
-from syncagent.programs.takeover import POLICY, targets_for
-from syncagent.programs.takeover import PREFIX as TAKEOVER_PREFIX
+from syncagent.programs.upstream_takeover import PREFIX as TAKEOVER_PREFIX
+from syncagent.programs.upstream_takeover import targets_for
 from syncagent.programs.writemetrics import ApplyMetrics
 from syncagent.render import PLACEHOLDER_UID, Rendered
 from syncagent.rest.request import JSON_PATCH
@@ -40,7 +40,7 @@ from syncagent.ssa import (
     set_controller,
 )
 from syncagent.ssa.applier import Applier
-from syncagent.ssa.takeover import needs_takeover, take_over
+from syncagent.ssa.takeover import TakeoverPolicy, needs_takeover, take_over
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,10 @@ def refused(kind: str, namespace: str, name: str, *, owner: OwnerRef) -> Refused
 class Writer:
     """Applies and deletes for one reconcile; collects the events those writes raise."""
 
-    engine: Applier
+    applier: Applier
+    # What a takeover moves from the upstream operator's entries (``Registry.takeover_policy``,
+    # passed in: the pathways' own content managers are the registry's).
+    takeover: TakeoverPolicy = field(kw_only=True)
     metrics: Metrics | None = None
     events: list[QueuedEvent] = field(default_factory=list)
     on: Mapping[str, Any] | None = None  # the object write events are about (None = the DGD)
@@ -102,7 +105,7 @@ class Writer:
         """Create or update ``rendered`` controlled by ``owner``; returns the content entry.
 
         ``live`` comes from a watch cache; ``known=False`` means the cache cannot tell (the
-        engine then reads the object). A ``rendered.shared`` object keeps the co-owned create
+        applier then reads the object). A ``rendered.shared`` object keeps the co-owned create
         protocol (``apply_controlled``).
         A write to an object ``live`` shows carries its UID, so when the object vanished
         meanwhile (garbage collection of its owner, a user) the write fails instead of
@@ -119,7 +122,7 @@ class Writer:
                 on_conflict=self.on_conflict(rendered.kind, rendered.manager),
             )
             entries = await apply_controlled(
-                self.engine,
+                self.applier,
                 rendered.manifest(),
                 options,
                 controller=owner,
@@ -152,7 +155,7 @@ class Writer:
             "kind": owner.kind,
             "metadata": {"name": owner.name, "namespace": rendered.namespace},
         }
-        if not await self.engine.owner_alive(stub, uid=owner.uid):
+        if not await self.applier.owner_alive(stub, uid=owner.uid):
             self._count(rendered.kind, "error")
             raise SsaError(
                 f"{rendered.kind}/{rendered.namespace}/{rendered.name}",
@@ -165,13 +168,15 @@ class Writer:
         self, live: Mapping[str, Any] | None, *, manager: str
     ) -> Mapping[str, Any] | None:
         """Merge what the upstream Dynamo operator wrote into our managers (one guarded
-        update), so fields we no longer set do not linger (``programs/takeover.py``). Nothing
+        update), so fields we no longer set do not linger (``programs/upstream_takeover.py``). Nothing
         any other writer added is taken. Runs after the control check and before any adoption
         or handoff; a no-op, without requests, when there is nothing to take.
         """
-        if live is None or not needs_takeover(live, policy=POLICY):
+        if live is None or not needs_takeover(live, policy=self.takeover):
             return live
-        result = await take_over(self.engine, live, **targets_for(str(live.get("kind")), manager))
+        result = await take_over(
+            self.applier, live, **targets_for(str(live.get("kind")), manager, policy=self.takeover)
+        )
         log.info(
             f"{ref_of(live).subject}: took over field ownership",
             extra={"object": ref_of(live).subject},
@@ -184,7 +189,7 @@ class Writer:
         """Hand control of ``live`` to ``controller`` in one ownership apply (after takeover)."""
         live = await self.take_over(live, manager=manager) or live
         entry = await set_controller(
-            self.engine, live, controller=controller, scheme=SCHEME, live=live
+            self.applier, live, controller=controller, scheme=SCHEME, live=live
         )
         return entry.object
 
@@ -197,7 +202,7 @@ class Writer:
         if options.force and not options.subresource:
             options = options.but(on_conflict=self.on_conflict(kind, options.manager))
         try:
-            entry = await self.engine.apply(desired, options, live=live)
+            entry = await self.applier.apply(desired, options, live=live)
         except SsaError:
             self._count(kind, "error")
             raise
@@ -211,7 +216,7 @@ class Writer:
         ``/scale``): counted and logged like every write, no write event."""
         kind = str(obj.get("kind"))
         try:
-            result = await self.engine.patch(obj, patch, manager=manager, subresource=subresource)
+            result = await self.applier.patch(obj, patch, manager=manager, subresource=subresource)
         except SsaError:
             self._count(kind, "error")
             raise
@@ -230,7 +235,7 @@ class Writer:
         meta = Body(obj).meta
         await self.release_operator_finalizers(obj)
         propagation = "Foreground" if foreground else "Background"
-        gone = await self.engine.delete(obj, uid=meta.uid, propagation=propagation)
+        gone = await self.applier.delete(obj, uid=meta.uid, propagation=propagation)
         kind = str(obj.get("kind"))
         self._count(kind, "deleted")
         subject = f"{kind}/{meta.namespace}/{meta.name}"
@@ -255,10 +260,10 @@ class Writer:
             {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
             {"op": "replace", "path": "/metadata/finalizers", "value": kept},
         ]
-        await self.engine.patch(obj, patch, manager=SCHEME.controller, content_type=JSON_PATCH)
+        await self.applier.patch(obj, patch, manager=SCHEME.controller, content_type=JSON_PATCH)
 
     def on_conflict(self, kind: str, manager: str) -> OnConflict | None:
-        """The engine's hook for a content apply: the paths the fight detector yields."""
+        """The applier's hook for a content apply: the paths the fight detector yields."""
         fights = self.fights
         if fights is None:
             return None

@@ -21,7 +21,7 @@ def contract_modules() -> set[str]:
 
 def pathway_packages(programs: Registry) -> set[str]:
     """The package under ``syncagent.programs`` of each program the registry holds."""
-    modules = (type(p).__module__ for p in programs.programs)
+    modules = (type(p.functions).__module__ for p in programs.programs)
     return {PREFIX + m.removeprefix(PREFIX).split(".")[0] for m in modules if m.startswith(PREFIX)}
 
 

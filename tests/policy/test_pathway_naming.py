@@ -21,16 +21,13 @@ import pytest
 from syncagent.cli.pathways import PROGRAMS
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {type(p).__module__.rsplit(".", 1)[0] for p in PROGRAMS.programs}
-# The upstream takeover policy is a module constant the applier reads (programs/writes.py,
-# issue 42 item 2); deriving its content managers from the registry waits for that change.
-NOT_YET = {"syncagent/programs/takeover.py"}
+PACKAGES = {type(p.functions).__module__.rsplit(".", 1)[0] for p in PROGRAMS.programs}
 
 
 def shared_modules() -> list[Path]:
     programs = sorted((ROOT / "syncagent/programs").glob("*.py"))
     controller = sorted((ROOT / "syncagent/controller").glob("*.py"))
-    return [p for p in programs + controller if str(p.relative_to(ROOT)) not in NOT_YET]
+    return programs + controller
 
 
 def words() -> set[str]:
@@ -38,7 +35,7 @@ def words() -> set[str]:
     out: set[str] = set()
     for program in PROGRAMS.programs[:-1]:
         out |= {program.name.lower(), program.pathway.lower()}
-        out.add(type(program).__module__.split(".")[2])
+        out.add(type(program.functions).__module__.split(".")[2])
     return out
 
 

@@ -4,7 +4,7 @@ The rows come from the non-forced dry runs a plan makes (each content apply is d
 force first, docs/design.md §9). Remedies:
 
 - ``take-over``: the field was written by the upstream Dynamo operator, our predecessor, and a
-  takeover adopts it (``programs/takeover.py``, docs/ownership.md): the agent merges it into
+  takeover adopts it (``programs/upstream_takeover.py``, docs/ownership.md): the agent merges it into
   ours before applying; nothing to do.
 - ``hand-over``: ``replicas`` written by an autoscaler (an Update through ``/scale``): a
   two-step hand-over, so that no value is reset on the way.
@@ -30,7 +30,6 @@ from syncagent.cli.conflicts import fightevents
 from syncagent.cli.conflicts.fieldpaths import show, value_at
 from syncagent.inspect.planapplier import Records
 from syncagent.kube.objects import Body
-from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.managedfields import decode
 from syncagent.ssa.takeover import TakeoverPolicy
@@ -101,7 +100,7 @@ def remedy_for(
     )
 
 
-def rows(records: Records, *, policy: TakeoverPolicy = POLICY) -> list[ConflictRow]:
+def rows(records: Records, *, policy: TakeoverPolicy) -> list[ConflictRow]:
     out: list[ConflictRow] = []
     found = [(a.subject, a.manager, a.desired, a.entry.conflicts, a.force) for a in records.applies]
     found += [(r.subject, r.manager, r.desired, r.conflicts, False) for r in records.refused]

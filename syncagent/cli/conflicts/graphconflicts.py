@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
             raise InspectError(str(err)) from None
         except ApiError as err:
             raise InspectError(f"{subject}: cannot list its Events: {err}") from None
-        return conflictrows.rows(run_.applier.records), fought
+        policy = args.programs.takeover_policy
+        return conflictrows.rows(run_.applier.records, policy=policy), fought
 
     try:
         found, fought = run_async(connection(args), work)

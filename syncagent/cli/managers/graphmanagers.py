@@ -30,7 +30,13 @@ def run(args: argparse.Namespace) -> int:
         except (ReadError, PlanError) as err:
             raise InspectError(str(err)) from None
         everything = [o for objs in store.objects.values() for o in objs]
-        return managerchecks.check_graph(graph, everything, declared=args.programs.field_managers())
+        programs = args.programs
+        return managerchecks.check_graph(
+            graph,
+            everything,
+            declared=programs.field_managers(),
+            policy=programs.takeover_policy,
+        )
 
     try:
         reports = run_async(connection(args), work)

@@ -25,7 +25,6 @@ from fieldmanagers import ownership
 from fieldmanagers.contract import FieldManager
 from fieldmanagers.owner import PREFIX as OWNER_PREFIX
 from syncagent.kube.objects import Body
-from syncagent.programs.takeover import POLICY
 from syncagent.ssa.desired import ref_of
 from syncagent.ssa.managedfields import ManagerEntry, decode
 from syncagent.ssa.takeover import TakeoverPolicy
@@ -49,13 +48,18 @@ class ObjectReport:
 
 
 def check_graph(
-    graph: Mapping[str, Any], live: Iterable[Obj], *, declared: Sequence[FieldManager]
+    graph: Mapping[str, Any],
+    live: Iterable[Obj],
+    *,
+    declared: Sequence[FieldManager],
+    policy: TakeoverPolicy,
 ) -> list[ObjectReport]:
-    """``declared``: every manager the agent writes with (``Registry.field_managers``)."""
+    """``declared``: every manager the agent writes with (``Registry.field_managers``);
+    ``policy``: what a takeover moves (``Registry.takeover_policy``)."""
     objects = graph_objects(graph, live)
     return [
-        check(objects[0], declared=declared, user_object=True),
-        *(check(o, declared=declared) for o in objects[1:]),
+        check(objects[0], declared=declared, policy=policy, user_object=True),
+        *(check(o, declared=declared, policy=policy) for o in objects[1:]),
     ]
 
 
@@ -82,7 +86,7 @@ def check(
     obj: Mapping[str, Any],
     *,
     declared: Sequence[FieldManager],
-    policy: TakeoverPolicy = POLICY,
+    policy: TakeoverPolicy,
     user_object: bool = False,
 ) -> ObjectReport:
     """``user_object``: the graph itself, whose content its author writes (never taken over)."""

@@ -26,7 +26,7 @@ def choose(
     if program == "auto":
         return programs.by_pathway(programs.select(route).pathway)
     chosen = programs.by_name(program)
-    reason = chosen.cannot_render(route)
+    reason = chosen.functions.cannot_render(route)
     if reason:
         raise UserError(
             f"{ref}: cannot render with --program {program}: {reason}; use --program component"

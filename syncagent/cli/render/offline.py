@@ -97,7 +97,7 @@ def render_object(
             # The renderers copy each component as parsed: parse the sparse wire form once
             # more so that copy is the normalised manifest (converted, namespace defaulted).
             graph = DynamoGraphDeployment.model_validate(body)
-            return chosen.render(graph, env=env, caps=caps)
+            return chosen.functions.render(graph, env=env, caps=caps)
         problems = validate_component_deployment(obj)
         if problems:
             raise UserError(f"{ref}: {problems_message(problems)}")
@@ -129,7 +129,7 @@ def _check_graph(
         caps=caps,
         ref=ref,
     )
-    dcd_components = chosen.dcd_components(graph.spec.components)
+    dcd_components = chosen.functions.dcd_components(graph.spec.components)
     _refuse(validate_graph(graph, namespace=namespace, dcd_components=dcd_components), ref=ref)
     return chosen
 

@@ -1,5 +1,5 @@
 """The Component pathway (docs/routing.md)."""
 
-from syncagent.programs.component.program import ComponentProgram
+from syncagent.programs.component.program import component_program
 
-__all__ = ["ComponentProgram"]
+__all__ = ["component_program"]

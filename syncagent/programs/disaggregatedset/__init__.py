@@ -1,5 +1,5 @@
 """The DisaggregatedSet pathway (docs/disaggregatedset.md)."""
 
-from syncagent.programs.disaggregatedset.program import DisaggregatedSetProgram
+from syncagent.programs.disaggregatedset.program import disaggregatedset_program
 
-__all__ = ["DisaggregatedSetProgram"]
+__all__ = ["disaggregatedset_program"]

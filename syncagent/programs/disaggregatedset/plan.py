@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component
 from syncagent.kube import kinds
 from syncagent.kube.objects import Body
@@ -16,6 +15,7 @@ from syncagent.programs import migration, readiness
 from syncagent.programs.checkpoint_gate import Checkpoints
 from syncagent.programs.context import GraphContext
 from syncagent.programs.disaggregatedset import ds_readiness
+from syncagent.programs.disaggregatedset import field_managers as ds_manager
 from syncagent.programs.disaggregatedset.render import (
     API_VERSION,
     TEMPLATE_HASH,

@@ -6,14 +6,13 @@ worker component as a role, every other component stays a DynamoComponentDeploym
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from fieldmanagers import disaggregatedset
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube import kinds
 from syncagent.programs.capabilities import LWS, Capabilities, Capability
-from syncagent.programs.disaggregatedset import routing
+from syncagent.programs.disaggregatedset import field_managers, routing
 from syncagent.programs.disaggregatedset.render import render_ds_graph, selected_components
 from syncagent.programs.disaggregatedset.template_hashes import TemplateHashes
 from syncagent.programs.disaggregatedset.watches import ds_child_key
@@ -22,6 +21,8 @@ from syncagent.programs.program import (
     GRAPH,
     Claim,
     Condition,
+    PathwayFunctions,
+    Program,
     Requeue,
     Route,
     Watched,
@@ -43,38 +44,17 @@ CAPABILITY = Capability(
 )
 
 
-class DisaggregatedSetProgram:
+class DisaggregatedSetFunctions(PathwayFunctions):
     """Takes a graph that asks for it and is eligible; otherwise the next program does.
 
     It owns its remembered template hashes (``F``), so they live as long as the registry the
     composition root builds, not as module state."""
 
-    name = "disaggregatedset"
-    pathway = routing.PATHWAY
-    capability = CAPABILITY
-    owns = (kinds.DISAGGREGATED_SET, kinds.DCD)
-    # DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS (name and
-    # UID verified) -> that DS's DGD (docs/disaggregatedset.md §6). LeaderWorkerSets of a DS
-    # carry no component label: watch them all (labels ignored).
-    watches = (
-        Watched(kinds.DISAGGREGATED_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
-        Watched(kinds.LEADER_WORKER_SET, requeues=(Requeue(GRAPH, ds_child_key),)),
-    )
-    managers = (disaggregatedset.MANAGER,)
-    records: tuple[str, ...] = ()
-    summary = (
-        "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
-        "components)"
-    )
-
     def __init__(self) -> None:
         self._hashes = TemplateHashes()
 
-    def wants(self, annotations: Mapping[str, str]) -> bool:
-        return (annotations.get(routing.ENABLE_DS) or "").lower() == "true"
-
     def claim(self, route: Route) -> Claim:
-        if not self.wants(route.annotations):
+        if (route.annotations.get(routing.ENABLE_DS) or "").lower() != "true":
             return Claim(False)
         reason = routing.ds_ineligibility(route.components)
         return Claim(not reason, wanted=True, reason=reason)
@@ -101,3 +81,27 @@ class DisaggregatedSetProgram:
         from syncagent.programs.disaggregatedset.reconcile import DsReconcile
 
         return await DsReconcile(self._hashes).reconcile(ctx)
+
+
+def disaggregatedset_program() -> Program:
+    """The DisaggregatedSet pathway, with template hashes of its own (one per registry)."""
+    return Program(
+        name="disaggregatedset",
+        pathway=routing.PATHWAY,
+        summary=(
+            "DisaggregatedSet (a DisaggregatedSet plus DynamoComponentDeployments for the other "
+            "components)"
+        ),
+        capability=CAPABILITY,
+        owns=(kinds.DISAGGREGATED_SET, kinds.DCD),
+        functions=DisaggregatedSetFunctions(),
+        # DisaggregatedSet -> its controlling DGD; LeaderWorkerSet -> its controller DS (name
+        # and UID verified) -> that DS's DGD (docs/disaggregatedset.md §6). LeaderWorkerSets of
+        # a DS carry no component label: watch them all (labels ignored).
+        watches=(
+            Watched(kinds.DISAGGREGATED_SET, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),
+            Watched(kinds.LEADER_WORKER_SET, requeues=(Requeue(GRAPH, ds_child_key),)),
+        ),
+        managers=(field_managers.MANAGER,),
+        opt_in=routing.ENABLE_DS,
+    )

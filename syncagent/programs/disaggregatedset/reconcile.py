@@ -20,7 +20,7 @@ from syncagent.kube.objects import Body
 from syncagent.programs import readiness, skeleton
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext
-from syncagent.programs.disaggregatedset import ds_readiness, services
+from syncagent.programs.disaggregatedset import ds_readiness, ds_services
 from syncagent.programs.disaggregatedset.plan import (
     Plan,
     live_f,
@@ -117,14 +117,14 @@ class DsReconcile:
             ds_message = ds_readiness.MODIFIED_MESSAGE
         elif plan.gated:
             ds_message = ds_readiness.GATED_MESSAGE
-        services_owned = await services.services(ctx, plan, ds_state.revisions, switch=ds_ready)
-        await services.hand_back(ctx, plan, live.latest)
-        await services.cutover(ctx, plan, when=ds_ready and services_owned)
+        services_owned = await ds_services.services(ctx, plan, ds_state.revisions, switch=ds_ready)
+        await ds_services.hand_back(ctx, plan, live.latest)
+        await ds_services.cutover(ctx, plan, when=ds_ready and services_owned)
         resources = [(name_of(live.ds) or ds_name(ctx.name), Readiness(ds_ready, ds_message))]
         return resources + [(n, readiness.dcd_readiness(o)) for n, o in live.latest.items()]
 
     async def retire(self, turn: Turn, live: _Live, *, successful: bool) -> list[str]:
-        return await services.cleanup(turn.ctx, live.plan, live.latest, successful=successful)
+        return await ds_services.cleanup(turn.ctx, live.plan, live.latest, successful=successful)
 
     def components(self, turn: Turn, live: _Live) -> dict[str, dict[str, Any]]:
         """A selected component from the DS's children, any other from its DCD."""

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from fieldmanagers import disaggregatedset as ds_manager
 from syncagent.api import Component, DynamoGraphDeployment
+from syncagent.programs.disaggregatedset import field_managers as ds_manager
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects, render_component
 from syncagent.render.dcd import (

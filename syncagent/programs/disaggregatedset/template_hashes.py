@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from fieldmanagers import disaggregatedset as ds_manager
+from syncagent.programs.disaggregatedset import field_managers as ds_manager
 from syncagent.programs.disaggregatedset.render import DsRender, template_hash
 from syncagent.ssa import ABSENT, ApplyOptions, digest
 
@@ -35,7 +35,7 @@ class TemplateHashes:
         if cached is not None:
             self._by_digest.move_to_end(key)
             return cached
-        entry = await writer.engine.preview(
+        entry = await writer.applier.preview(
             out.rendered.manifest(),
             ApplyOptions(manager=ds_manager.MANAGER.name, force=True),
             live=live if live is not None else ABSENT,

@@ -1,5 +1,5 @@
 """The Grove pathway (docs/grove.md)."""
 
-from syncagent.programs.grove.program import GroveProgram
+from syncagent.programs.grove.program import grove_program
 
-__all__ = ["GroveProgram"]
+__all__ = ["grove_program"]

@@ -10,7 +10,7 @@ from syncagent.api import is_multinode_component
 from syncagent.kube import kinds
 from syncagent.programs import migration
 from syncagent.programs.context import GraphContext
-from syncagent.programs.grove.readiness import GroveChild
+from syncagent.programs.grove.pcs_readiness import GroveChild
 from syncagent.programs.grove.render import child_name, pcs_name
 from syncagent.programs.view import Obj
 from syncagent.render import Environment, Rendered, generate_dcds

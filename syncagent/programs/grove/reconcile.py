@@ -13,8 +13,8 @@ from typing import Any
 from syncagent.programs import skeleton
 from syncagent.programs.base import ProgramResult
 from syncagent.programs.context import GraphContext
-from syncagent.programs.grove import scale, services
-from syncagent.programs.grove.readiness import component_status, pcs_readiness
+from syncagent.programs.grove import pcs_services, scale
+from syncagent.programs.grove.pcs_readiness import component_status, pcs_readiness
 from syncagent.programs.grove.reads import GroveLive, read_live, restart_values
 from syncagent.programs.grove.render import (
     clique_set_change,
@@ -75,11 +75,11 @@ class GroveReconcile:
 
     async def settle(self, turn: Turn, live: GroveLive) -> list[tuple[str, Readiness]]:
         ready_state = pcs_readiness(live.applied, live.children)
-        await services.services(turn.ctx, turn.dcds, turn.env, switch=ready_state.ready)
+        await pcs_services.services(turn.ctx, turn.dcds, turn.env, switch=ready_state.ready)
         return [(_name(live), ready_state)]
 
     async def retire(self, turn: Turn, live: GroveLive, *, successful: bool) -> list[str]:
-        return await services.cleanup(
+        return await pcs_services.cleanup(
             turn.ctx, turn.dcds, turn.env, successful=successful, keep=_name(live)
         )
 

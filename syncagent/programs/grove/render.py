@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fieldmanagers import grove as grove_manager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.kube.objects import Body
+from syncagent.programs.grove import field_managers as grove_manager
 from syncagent.programs.grove.startup import Fixed, keep_fixed, starts_after
 from syncagent.render import labels as L
 from syncagent.render.component import graph_shared_objects

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fieldmanagers import grove_scale
 from syncagent.kube.objects import Body
+from syncagent.programs.grove import scale_field_manager as grove_scale
 from syncagent.programs.writes import Writer
 
 

@@ -8,6 +8,6 @@ product names it.
 """
 
 from tests.support.toypathway.kind import CRD, OPT_IN, TOY
-from tests.support.toypathway.program import CAPABILITY, MANAGER, ToyProgram
+from tests.support.toypathway.program import CAPABILITY, MANAGER, ToyFunctions, toy_program
 
-__all__ = ["CAPABILITY", "CRD", "MANAGER", "OPT_IN", "TOY", "ToyProgram"]
+__all__ = ["CAPABILITY", "CRD", "MANAGER", "OPT_IN", "TOY", "ToyFunctions", "toy_program"]

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 from fieldmanagers.contract import FieldManager
 from syncagent.api import Component, DynamoGraphDeployment
 from syncagent.programs.capabilities import Capabilities, Capability
-from syncagent.programs.program import CONTROLLER, GRAPH, Claim, Condition, Requeue, Route, Watched
+from syncagent.programs.program import (
+    CONTROLLER,
+    GRAPH,
+    Claim,
+    PathwayFunctions,
+    Program,
+    Requeue,
+    Route,
+    Watched,
+)
 from syncagent.render import Environment, Rendered
 from syncagent.render.dcd import graph_namespace, graph_owner
 from syncagent.render.model import build
@@ -19,7 +28,6 @@ from tests.support.toypathway.kind import OPT_IN, TOY
 if TYPE_CHECKING:
     from syncagent.programs.base import ProgramResult
     from syncagent.programs.context import GraphContext
-    from syncagent.programs.routing import Selection
 
 MANAGER = FieldManager(name="syncagent/toy", kinds=(TOY.kind,), paths=(".spec*",))
 # On where ToySets are served (``--capability toy=auto|true|false``, metric ``toy``/``toyAPI``).
@@ -38,28 +46,15 @@ def render_toy_set(graph: DynamoGraphDeployment) -> Rendered:
     )
 
 
-class ToyProgram:
-    name = "toy"
-    pathway = "Toy"
-    capability = CAPABILITY
-    owns = (TOY,)
-    watches = (Watched(TOY, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),)
-    managers = (MANAGER,)
-    summary = "Toy (a ToySet, tests only)"
-    records = (OPT_IN,)  # recorded with the pathway: its own annotation, beside Grove's
-
-    def wants(self, annotations: Mapping[str, str]) -> bool:
-        return annotations.get(OPT_IN) == "true"
+class ToyFunctions(PathwayFunctions):
+    """What differs on the toy pathway: it takes an opted-in graph and renders one ToySet."""
 
     def claim(self, route: Route) -> Claim:
-        wanted = self.wants(route.annotations)
+        wanted = opted_in(route.annotations)
         return Claim(wanted, wanted=wanted)
 
-    def conditions(self, selection: Selection) -> tuple[Condition, ...]:
-        return ()
-
     def cannot_render(self, route: Route) -> str:
-        return "" if self.wants(route.annotations) else f"the graph does not set {OPT_IN}"
+        return "" if opted_in(route.annotations) else f"the graph does not set {OPT_IN}"
 
     def dcd_components(self, components: Sequence[Component]) -> list[str] | None:
         return []
@@ -73,3 +68,23 @@ class ToyProgram:
         from tests.support.toypathway.reconcile import reconcile
 
         return await reconcile(ctx)
+
+
+def opted_in(annotations: Mapping[str, str]) -> bool:
+    return (annotations.get(OPT_IN) or "").lower() == "true"
+
+
+def toy_program(functions: PathwayFunctions | None = None) -> Program:
+    """The toy pathway; ``functions``: a test's own (a failing reconcile), else the toy's."""
+    return Program(
+        name="toy",
+        pathway="Toy",
+        summary="Toy (a ToySet, tests only)",
+        capability=CAPABILITY,
+        owns=(TOY,),
+        functions=functions or ToyFunctions(),
+        watches=(Watched(TOY, write=True, requeues=(Requeue(GRAPH, CONTROLLER),)),),
+        managers=(MANAGER,),
+        records=(OPT_IN,),  # recorded with the pathway: its own annotation, beside Grove's
+        opt_in=OPT_IN,
+    )

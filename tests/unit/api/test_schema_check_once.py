@@ -16,8 +16,9 @@ from syncagent.programs.registry import Registry
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
 from syncagent.ssa import SsaError
+from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import component, graph
-from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
+from tests.support.toypathway import CAPABILITY, OPT_IN, ToyFunctions, toy_program
 
 
 class Counting(LiveChecks):
@@ -30,7 +31,7 @@ class Counting(LiveChecks):
         return super().check(doc)
 
 
-class Failing(ToyProgram):
+class Failing(ToyFunctions):
     async def reconcile(self, ctx: Any) -> Any:
         raise SsaError("ToySet/ns/g", "boom")
 
@@ -44,9 +45,9 @@ def test_one_reconcile_checks_the_schema_once_and_reports_unknown_fields() -> No
         doc,
         offline({}, declared=(CAPABILITY,)),
         store=DictStore(),
-        writer=Writer(engine=None),  # type: ignore[arg-type]  # the program writes nothing
+        writer=Writer(applier=None, takeover=TakeoverPolicy()),  # type: ignore[arg-type]  # the program writes nothing
         discovery_backend="kubernetes",
-        programs=Registry((Failing(),)),
+        programs=Registry((toy_program(Failing()),)),
         checks=checks,
     )
     result = anyio.run(run_graph, ctx)

@@ -7,16 +7,16 @@ import pytest
 
 from syncagent.cli.conflicts import conflictrows, fightevents
 from syncagent.cli.conflicts.fieldpaths import show, value_at
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs import fights
 from syncagent.programs.fights import details
-from syncagent.programs.takeover import POLICY
 from syncagent.ssa import Conflict
 from syncagent.ssa.fights import Fight
 from tests.unit.support.plan import NS, check_golden, sample_records
 
 
 def _rows() -> list[conflictrows.ConflictRow]:
-    return conflictrows.rows(sample_records())
+    return conflictrows.rows(sample_records(), policy=PROGRAMS.takeover_policy)
 
 
 def test_rows_carry_owner_values_and_remedy() -> None:
@@ -69,10 +69,12 @@ def test_an_upstream_label_of_another_prefix_is_forced_not_taken() -> None:
     live = records.real[subject]
     live["metadata"]["labels"]["team"] = "search"
     live["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]["f:team"] = {}
-    taken = conflictrows.taken_by(POLICY, live, Conflict(".metadata.labels.team", "manager"))
+    taken = conflictrows.taken_by(
+        PROGRAMS.takeover_policy, live, Conflict(".metadata.labels.team", "manager")
+    )
     assert not taken
     upstream = conflictrows.taken_by(
-        POLICY, live, Conflict(".metadata.labels.nvidia.com/old", "manager")
+        PROGRAMS.takeover_policy, live, Conflict(".metadata.labels.nvidia.com/old", "manager")
     )
     assert upstream
 

@@ -54,7 +54,9 @@ def test_clean_object_has_no_findings() -> None:
         ),
         entry_mf("syncagent/component-status", {"f:status": {"f:x": {}}}, subresource="status"),
     )
-    report = managerchecks.check(dcd, declared=PROGRAMS.field_managers())
+    report = managerchecks.check(
+        dcd, declared=PROGRAMS.field_managers(), policy=PROGRAMS.takeover_policy
+    )
     assert report.findings == []
     assert report.bytes == len(orjson.dumps(dcd["metadata"]["managedFields"]))
 
@@ -68,7 +70,9 @@ def test_outside_contract_unknown_stale_and_missing() -> None:
         entry_mf("kubectl-edit", {"f:metadata": {"f:labels": {"f:team": {}}}}, operation="Update"),
         entry_mf("syncagent/owner/gone-uid", {"f:metadata": {"f:ownerReferences": {}}}),
     )
-    report = managerchecks.check(dcd, declared=PROGRAMS.field_managers())
+    report = managerchecks.check(
+        dcd, declared=PROGRAMS.field_managers(), policy=PROGRAMS.takeover_policy
+    )
     kinds = _kinds(report)
     # What the upstream operator wrote is taken over; a user's kubectl label stays theirs.
     assert ("stale", "manager") in kinds
@@ -108,5 +112,7 @@ def test_graph_objects_follow_owner_references() -> None:
 
 
 def test_the_graph_itself_is_its_authors() -> None:
-    reports = managerchecks.check_graph(_graph(), [], declared=PROGRAMS.field_managers())
+    reports = managerchecks.check_graph(
+        _graph(), [], declared=PROGRAMS.field_managers(), policy=PROGRAMS.takeover_policy
+    )
     assert reports[0].findings == []  # kubectl's entry on the graph is not stale

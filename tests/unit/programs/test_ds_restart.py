@@ -17,6 +17,7 @@ from syncagent.programs.disaggregatedset.watches import ds_child_key
 from syncagent.programs.graph import graph_context
 from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer
+from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import served_graph as graph
 from tests.support.graphs import typed_components, worker
 from tests.unit.support.disaggregatedset import child, ds_object
@@ -236,7 +237,7 @@ def _restarting_graph_and_store(*, ds_restart_at: str | None) -> tuple:
 
 def _prepared_restart(g: dict, store: DictStore, caps) -> dict:
 
-    writer = Writer(engine=None)  # type: ignore[arg-type]  # preparing reads only
+    writer = Writer(applier=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # preparing reads only
     ctx = graph_context(
         g, caps, store=store, writer=writer, discovery_backend="kubernetes", programs=PROGRAMS
     )

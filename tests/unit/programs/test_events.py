@@ -20,6 +20,7 @@ from syncagent.programs.writes import RefusedError, Writer, _visible, forced_eve
 from syncagent.render import Rendered
 from syncagent.runtime.events import ObjectRef
 from syncagent.ssa import ChangeSetEntry, Conflict, OwnerRef, OwnershipError
+from syncagent.ssa.takeover import TakeoverPolicy
 
 CAPS = Capabilities({"grove": False, "lws": True, "disaggregatedSet": False})
 
@@ -180,7 +181,7 @@ def test_a_refusal_names_the_object_first_and_keeps_the_spec_text() -> None:
         "syncagent/dcd", "nvidia.com/v1beta1", "DynamoComponentDeployment", "x-decode", "ns", {}
     )
     with pytest.raises(RefusedError) as info:
-        Writer(engine=None).check_may_control(rendered, live, owner)  # type: ignore[arg-type]
+        Writer(applier=None, takeover=TakeoverPolicy()).check_may_control(rendered, live, owner)  # type: ignore[arg-type]
     assert isinstance(info.value, OwnershipError)
     assert str(info.value).startswith("DynamoComponentDeployment/ns/x-decode: ")
     assert info.value.message == (

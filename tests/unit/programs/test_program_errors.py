@@ -17,13 +17,14 @@ from syncagent.programs.view import DictStore
 from syncagent.programs.writes import Writer, refused
 from syncagent.render import RenderError
 from syncagent.ssa import PreconditionError, SsaError
+from syncagent.ssa.takeover import TakeoverPolicy
 from tests.support.graphs import component, graph
-from tests.support.toypathway import CAPABILITY, OPT_IN, ToyProgram
+from tests.support.toypathway import CAPABILITY, OPT_IN, ToyFunctions, toy_program
 
 OWNER = OwnerRef("nvidia.com/v1beta1", "DynamoGraphDeployment", "g", "u1")
 
 
-class Raising(ToyProgram):
+class Raising(ToyFunctions):
     """The toy pathway, failing with ``error`` on every reconcile."""
 
     def __init__(self, error: Exception) -> None:
@@ -36,14 +37,14 @@ class Raising(ToyProgram):
 def run(error: Exception) -> Any:
     doc = graph("ns", "g", [component("frontend", "frontend")], **{OPT_IN: "true"})
     doc["metadata"]["uid"] = "u1"
-    writer = Writer(engine=None)  # type: ignore[arg-type]  # the program writes nothing
+    writer = Writer(applier=None, takeover=TakeoverPolicy())  # type: ignore[arg-type]  # the program writes nothing
     ctx = graph_context(
         doc,
         offline({}, declared=(CAPABILITY,)),
         store=DictStore(),
         writer=writer,
         discovery_backend="kubernetes",
-        programs=Registry((Raising(error),)),
+        programs=Registry((toy_program(Raising(error)),)),
     )
     return anyio.run(run_graph, ctx)
 

@@ -104,7 +104,9 @@ def test_discovery_watches_store_kinds_and_rbac_follow_the_declaration() -> None
 
 def test_render_program_names_and_offline_render() -> None:
     assert REGISTRY.names[0] == "toy"
-    rendered = REGISTRY.by_name("toy").render(typed(graph()), env=Environment(), caps=CAPS)
+    rendered = REGISTRY.by_name("toy").functions.render(
+        typed(graph()), env=Environment(), caps=CAPS
+    )
     assert [r.kind for r in rendered] == [TOY.kind]
 
 
@@ -187,3 +189,16 @@ def test_the_subresources_the_agent_patches_are_its_managers() -> None:
     # each is one of the chart's patch rules (the common status rules are the chart's own)
     pathway = {(r.group, r.resource) for rs in PROGRAMS.pathway_rules().values() for r in rs}
     assert ("grove.io", "podcliques/scale") in pathway
+
+
+def test_the_takeover_policy_covers_each_pathway_s_content_kinds() -> None:
+    """A pathway's content manager brings its kinds into the upstream takeover (the toy's
+    ToySet too); a subresource manager (Grove's scale patches) brings none."""
+    policy_kinds = {k for r in REGISTRY.takeover_policy.rules for k in r.kinds or ()}
+    assert {TOY.kind, POD_CLIQUE_SET.kind, "DisaggregatedSet"} <= policy_kinds
+    assert not {"PodClique", "PodCliqueScalingGroup"} & policy_kinds
+    assert TOY.kind not in {k for r in PROGRAMS.takeover_policy.rules for k in r.kinds or ()}
+
+
+def test_the_takeover_policy_is_built_once_per_registry() -> None:
+    assert REGISTRY.takeover_policy is REGISTRY.takeover_policy

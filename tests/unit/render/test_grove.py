@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from syncagent.programs.grove.readiness import GroveChild, pcs_readiness
+from syncagent.programs.grove.pcs_readiness import GroveChild, pcs_readiness
 from syncagent.programs.grove.render import (
     clique_set_change,
     fnv32a,

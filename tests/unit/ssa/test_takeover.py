@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from fieldmanagers import identity
-from syncagent.programs.takeover import POLICY, content_fields
+from syncagent.cli.pathways import PROGRAMS
+from syncagent.programs.upstream_takeover import content_fields
 from syncagent.ssa.fieldsets import FieldSelector, count, merge, subtract
 from syncagent.ssa.managedfields import decode
 from syncagent.ssa.paths import Field
@@ -19,6 +20,8 @@ from syncagent.ssa.takeover import (
     patch_body,
     plan_takeover,
 )
+
+POLICY = PROGRAMS.takeover_policy  # the agent's, derived from its pathways
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
 GRAPH_UID, KEEPER_UID = "u-graph", "u-keeper"

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.inspect.planapplier import Deleted, Recorded, Records, Refused
 from syncagent.inspect.planner import PlanRun
 from syncagent.ssa import ChangeSetEntry, Conflict
@@ -245,6 +246,7 @@ def sample_run(records: Records) -> PlanRun:
     """A PlanRun shell around ``records`` (the engine is never called by the report)."""
     run = PlanRun.__new__(PlanRun)
     run.applier = type("FakeApplier", (), {"records": records})()  # type: ignore[assignment]
+    run.programs = PROGRAMS
     run.inputs = []
     run.errors = []
     run.live = {}

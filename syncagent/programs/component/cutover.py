@@ -39,7 +39,7 @@ async def _live_dcd(ctx: GraphContext, name: str) -> Obj | None:
         "kind": kinds.DCD.kind,
         "metadata": {"name": name, "namespace": ctx.namespace},
     }
-    return await ctx.writer.engine.get(stub)
+    return await ctx.writer.applier.get(stub)
 
 
 async def finish(ctx: GraphContext, result: ProgramResult) -> ProgramResult:
@@ -109,7 +109,7 @@ async def _move_model(
             held.left = live
         if any(ref.uid == graph.uid for ref, _ in Body(live).owners()):
             left = await leave(
-                ctx.writer.engine, live, owner_uid=graph.uid, scheme=SCHEME, live=live
+                ctx.writer.applier, live, owner_uid=graph.uid, scheme=SCHEME, live=live
             )
             held.left = left.object
 

@@ -18,14 +18,13 @@ them our forced applies take exactly the fields we set, and what they added besi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from fieldmanagers import (
     component_status,
     components,
-    disaggregatedset,
     graph_status,
-    grove,
     identity,
     ownership,
     services,
@@ -40,11 +39,11 @@ UPSTREAM_OPERATOR_MANAGERS: tuple[str, ...] = ("manager", "dynamo-operator")
 PREFIX = "nvidia.com/"
 OUR_KINDS = frozenset({kinds.DGD.kind, kinds.DCD.kind})
 OUR_API_VERSIONS = frozenset({"nvidia.com/v1alpha1", "nvidia.com/v1beta1"})
-CONTENT_MANAGERS: tuple[FieldManager, ...] = (
+# The content managers every pathway shares; each pathway adds its own (``Registry``
+# ``takeover_policy``: the managers its program declares that write no subresource).
+COMMON_CONTENT: tuple[FieldManager, ...] = (
     components.MANAGER,
     workloads.MANAGER,
-    disaggregatedset.MANAGER,
-    grove.MANAGER,
     services.MANAGER,
     identity.MANAGER,
 )
@@ -73,7 +72,11 @@ def content_fields(manager: FieldManager) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in tops if t not in ("metadata", "status")))
 
 
-def upstream_policy(managers: tuple[str, ...] = UPSTREAM_OPERATOR_MANAGERS) -> TakeoverPolicy:
+def upstream_policy(
+    content: Iterable[FieldManager], *, managers: tuple[str, ...] = UPSTREAM_OPERATOR_MANAGERS
+) -> TakeoverPolicy:
+    """What a takeover moves from ``managers`` into ours: the fields of every kind the
+    ``content`` managers write (:data:`COMMON_CONTENT` and each pathway's own)."""
     names = frozenset(managers)
     rules = [
         TakeoverRule(
@@ -81,22 +84,19 @@ def upstream_policy(managers: tuple[str, ...] = UPSTREAM_OPERATOR_MANAGERS) -> T
             tuple(FieldSelector((name,)) for name in content_fields(m)) + _METADATA,
             kinds=frozenset(m.kinds),
         )
-        for m in CONTENT_MANAGERS
+        for m in content
     ]
     rules.append(TakeoverRule(names, _STATUS, kinds=OUR_KINDS))
     rules.append(TakeoverRule(names, _STATUS, kinds=OUR_KINDS, subresource="status"))
     return TakeoverPolicy(tuple(rules))
 
 
-POLICY: TakeoverPolicy = upstream_policy()
-
-
-def targets_for(kind: str, content_manager: str) -> dict[str, Any]:
+def targets_for(kind: str, content_manager: str, *, policy: TakeoverPolicy) -> dict[str, Any]:
     """The keyword arguments of :func:`syncagent.ssa.takeover.take_over` for an object of
     ``kind`` written under ``content_manager`` (the same for the agent and ``plan``)."""
     return {
         "content_manager": content_manager,
         "ownership_manager": ownership.MANAGER.name,
         "status_manager": STATUS_MANAGERS.get(kind),
-        "policy": POLICY,
+        "policy": policy,
     }
