@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from fieldmanagers import workloads
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.writes import Writer
 from syncagent.render import Rendered
 from syncagent.ssa import ApplyOptions, Engine, InvalidError, PreconditionError, owner_of
@@ -78,11 +79,15 @@ async def test_an_owned_workload_deleted_under_a_stale_view_is_not_recreated(
         (await engine.apply(configmap(namespace, "dcd"), ApplyOptions(manager=MANAGER))).object
     )
     rendered = workload(namespace, replicas=2)
-    created = await Writer(engine).apply_owned(rendered, owner=owner, live=None)
+    created = await Writer(engine, takeover=PROGRAMS.takeover_policy).apply_owned(
+        rendered, owner=owner, live=None
+    )
     assert await engine.delete(created.object, uid=created.object["metadata"]["uid"])
     changed = workload(namespace, replicas=3)
     deletes = engine.counter.count("delete")
     with pytest.raises(PreconditionError, match=r"^Deployment/.*/web: .*uid mismatch"):
-        await Writer(engine).apply_owned(changed, owner=owner, live=created.object)
+        await Writer(engine, takeover=PROGRAMS.takeover_policy).apply_owned(
+            changed, owner=owner, live=created.object
+        )
     assert engine.counter.count("delete") == deletes  # no copy was made, so none to remove
     assert await engine.read(deployment(namespace)) is None

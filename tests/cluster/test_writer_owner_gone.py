@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from syncagent.cli.pathways import PROGRAMS
 from syncagent.programs.writes import Writer
 from syncagent.render import Rendered
 from syncagent.ssa import ApplyOptions, Engine, SsaError, owner_of
@@ -35,7 +36,7 @@ async def test_nothing_is_created_for_an_owner_deleted_after_the_cache_saw_it(
     made = await engine.apply(configmap(namespace, "dcd"), ApplyOptions(manager="test-owners"))
     owner = owner_of(made.object)
     await engine.delete(made.object, uid=owner.uid)
-    writer = Writer(engine)
+    writer = Writer(engine, takeover=PROGRAMS.takeover_policy)
     with pytest.raises(SsaError, match=r"ConfigMap/.*/dcd .* is gone or being deleted"):
         # the cache still held the owner and no child: live=None, known=True
         await writer.apply_owned(child(namespace, "lws", owner), owner=owner, live=None, known=True)
@@ -47,7 +48,7 @@ async def test_a_live_owner_is_read_once_per_reconcile(async_client, namespace):
     engine = Engine(async_client)
     made = await engine.apply(configmap(namespace, "dcd"), ApplyOptions(manager="test-owners"))
     owner = owner_of(made.object)
-    writer = Writer(engine)
+    writer = Writer(engine, takeover=PROGRAMS.takeover_policy)
     reads = engine.counter.count("get")
     for name in ("a", "b"):
         entry = await writer.apply_owned(
