@@ -24,8 +24,6 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
 
 from syncagent.ssa.api import KubeApi
 from tests.parity.support import diff_graphs
@@ -118,34 +116,11 @@ def generated_cases(count: int, run_seed: int, config: str = DEFAULT) -> list[Di
     """``count`` graphs drawn by hypothesis, the same number of each shape (backend x
     topology), each on all its pathways. One hypothesis run per shape, seeded from the run's
     seed: the same seed draws the same graphs."""
-    drawn: list[tuple[dict[str, Any], str]] = []
-    per_shape = -(-count // len(diff_graphs.SHAPES))
-    for number, shape in enumerate(diff_graphs.SHAPES):
-        _draw_shape(shape, per_shape, run_seed + number, drawn)
+    drawn = diff_graphs.drawn_graphs(count, run_seed)
     cases = []
     for index, (graph, backend) in enumerate(drawn):
         cases += cases_for(f"generated/{index}", [graph], f"gen-{index}", backend, config=config)
     return cases
-
-
-def _draw_shape(
-    shape: diff_graphs.Shape, count: int, shape_seed: int, into: list[tuple[dict, str]]
-) -> None:
-    @seed(shape_seed)
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(data=st.data())
-    def draw(data: st.DataObject) -> None:
-        name = data.draw(diff_graphs.graph_name())
-        graph = data.draw(diff_graphs.graph(shape=shape, name=name))
-        into.append((graph, data.draw(diff_graphs.discovery_flag())))
-
-    draw()
 
 
 @pytest.mark.anyio

@@ -14,9 +14,6 @@ import os
 import random
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
-
 from syncagent.api.gotypes import TABLE
 from tests.parity.support import diff_graphs
 from tests.parity.support.diff_cases import cases_for, reference_cases
@@ -67,32 +64,9 @@ def _retagged(graph: dict[str, Any], index: int) -> dict[str, Any]:
     return graph
 
 
-def _draw_shape(
-    shape: diff_graphs.Shape, count: int, shape_seed: int, into: list[tuple[dict, str]]
-) -> None:
-    @seed(shape_seed)
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(data=st.data())
-    def draw(data: st.DataObject) -> None:
-        name = data.draw(diff_graphs.graph_name())
-        graph = data.draw(diff_graphs.graph(shape=shape, name=name))
-        into.append((graph, data.draw(diff_graphs.discovery_flag())))
-
-    draw()
-
-
 def generated_graphs(count: int, run_seed: int) -> list[tuple[dict[str, Any], str]]:
     """``count`` graphs, the same number of each shape (backend x topology), seeded."""
-    drawn: list[tuple[dict[str, Any], str]] = []
-    per_shape = -(-count // len(diff_graphs.SHAPES))
-    for number, shape in enumerate(diff_graphs.SHAPES):
-        _draw_shape(shape, per_shape, run_seed + number, drawn)
+    drawn = diff_graphs.drawn_graphs(count, run_seed)
     return [(_retagged(g, i), backend) for i, (g, backend) in enumerate(drawn)]
 
 

@@ -16,6 +16,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 BACKENDS = ("vllm", "sglang", "trtllm")
@@ -251,3 +252,32 @@ def graph_name(draw: st.DrawFn) -> str:
 def discovery_flag() -> st.SearchStrategy[str]:
     """The agent's (and operator's) own default discovery backend: unset, or one of both."""
     return st.sampled_from(["", "", "kubernetes", "etcd"])
+
+
+def drawn_graphs(count: int, run_seed: int) -> list[tuple[dict[str, Any], str]]:
+    """``count`` graphs with their discovery flag, the same number of each shape (backend x
+    topology). One hypothesis run per shape, seeded from the run's seed: the same seed draws the
+    same graphs."""
+    drawn: list[tuple[dict[str, Any], str]] = []
+    per_shape = -(-count // len(SHAPES))
+    for number, shape in enumerate(SHAPES):
+        _draw_shape(shape, per_shape, run_seed + number, drawn)
+    return drawn
+
+
+def _draw_shape(shape: Shape, count: int, shape_seed: int, into: list[tuple[dict, str]]) -> None:
+    @seed(shape_seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(data=st.data())
+    def draw(data: st.DataObject) -> None:
+        name = data.draw(graph_name())
+        drawn = data.draw(graph(shape=shape, name=name))
+        into.append((drawn, data.draw(discovery_flag())))
+
+    draw()
